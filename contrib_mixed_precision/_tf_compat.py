@@ -1,0 +1,146 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""TensorFlow version checks and the only private TensorFlow use.
+
+Importing this module checks the installed TensorFlow against the supported
+range in `version.py`:
+
+* no TensorFlow: ImportError with an install hint;
+* older than the range: ImportError naming both versions;
+* newer than the range: one warning, then carry on.
+
+Every private TensorFlow attribute this package touches is reached through a
+function below, each with the reason it cannot use public API. The test
+`tests/tf_compat_test.py` exercises each one, so a TensorFlow release that
+moves them fails loudly there instead of silently elsewhere.
+"""
+
+import warnings
+
+from packaging import version as _version
+
+from contrib_mixed_precision import version as _cmp_version
+
+_INSTALL_HINT = (
+    "Install a supported TensorFlow, for example "
+    "`pip install 'contrib_mixed_precision[tensorflow-cpu]'` or "
+    "`pip install 'tensorflow{range}'`.")
+
+
+def _check_tensorflow(tf_version: str) -> None:
+  """Raises or warns when `tf_version` is outside the supported range."""
+  found = _version.parse(tf_version)
+  low = _version.parse(_cmp_version.MIN_TF_VERSION)
+  high = _version.parse(_cmp_version.MAX_TF_VERSION)
+  hint = _INSTALL_HINT.format(range=_cmp_version.TF_REQUIREMENT_RANGE)
+  # Compare release tuples so that 2.15.0rc1 or 2.15.0.post1 count as 2.15.0.
+  if found.release < low.release:
+    raise ImportError(
+        "contrib_mixed_precision {} requires TensorFlow >= {}, but TensorFlow "
+        "{} is installed. {}".format(_cmp_version.__version__,
+                                     _cmp_version.MIN_TF_VERSION, tf_version,
+                                     hint))
+  if found.release >= high.release:
+    warnings.warn(
+        "contrib_mixed_precision {} is tested with TensorFlow >= {} and < {}; "
+        "TensorFlow {} is installed. It will probably work, but if it does "
+        "not, please report it.".format(_cmp_version.__version__,
+                                        _cmp_version.MIN_TF_VERSION,
+                                        _cmp_version.MAX_TF_VERSION,
+                                        tf_version),
+        UserWarning,
+        stacklevel=3)
+
+
+try:
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+except ImportError as e:
+  raise ImportError(
+      "contrib_mixed_precision needs TensorFlow, which could not be imported "
+      "({}). {}".format(
+          e, _INSTALL_HINT.format(range=_cmp_version.TF_REQUIREMENT_RANGE))
+  ) from e
+
+_check_tensorflow(tf.__version__)
+
+
+# ---------------------------------------------------------------------------
+# Private TensorFlow use. Keep every such access in this section.
+# ---------------------------------------------------------------------------
+
+
+def graph_key(graph=None):
+  """The key `tf.compat.v1.mixed_precision.LossScale` files weights under.
+
+  Why private: `LossScale` keeps its per-graph weights in `self._weights`,
+  keyed by `(name, Graph._graph_key)`, and its checkpoint methods look them up
+  that way. A `tf.function` body graph shares its outer graph's key, which is
+  exactly the sharing we need. There is no public accessor.
+
+  Args:
+    graph: A `tf.Graph`, or None for the current default graph. In eager mode
+      (and with graph None) the key is None, as `LossScale` uses.
+  """
+  if graph is None:
+    if tf.executing_eagerly():
+      return None
+    graph = tf.compat.v1.get_default_graph()
+  return graph._graph_key  # pylint: disable=protected-access
+
+
+def register_loss_scale_weight(loss_scale, name, variable, key):
+  """Files `variable` as the LossScale weight `name` for graph `key`.
+
+  Why private: `LossScale._add_weight` would do this, but it always creates a
+  resource variable, and TF 1.15's managers made the context's default kind
+  (ref variables under `disable_v2_behavior()`, where legacy hooks fetch
+  `'loss_scale:0'` for the value). So we create the variable ourselves and
+  register it where the base class's `_trackable_children` and
+  `_lookup_dependency` (object-based checkpointing) find it, and apply any
+  restore that `tf.train.Checkpoint.restore` deferred until it exists.
+  """
+  weights = loss_scale._weights  # pylint: disable=protected-access
+  if weights.get((name, key)) is not None:
+    raise RuntimeError(
+        "Loss-scale weight {!r} already exists for this graph.".format(name))
+  weights[(name, key)] = variable
+  loss_scale._handle_deferred_dependencies(  # pylint: disable=protected-access
+      name=name, trackable=variable)
+
+
+def is_building_function(graph=None) -> bool:
+  """True inside a `tf.function` (FuncGraph) body being traced.
+
+  Why private-ish: `Graph.building_function` is a public attribute of the
+  Graph class but is not in the documented API surface.
+  """
+  if graph is None:
+    graph = tf.compat.v1.get_default_graph()
+  return bool(getattr(graph, "building_function", False))
+
+
+def outer_graph(graph):
+  """The graph that a `tf.function` body graph (FuncGraph) was traced from.
+
+  Why private: `FuncGraph.outer_graph` has no public accessor. Variables of a
+  manager used inside a `tf.function` live in the outermost non-function
+  graph (or eagerly), never in the body.
+  """
+  while getattr(graph, "building_function", False):
+    parent = getattr(graph, "outer_graph", None)
+    if parent is None:
+      break
+    graph = parent
+  return graph
