@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Writes the README's TensorFlow compatibility table from version.py.
+
+The table sits between the `<!-- compat-table:start -->` and
+`<!-- compat-table:end -->` markers of README.md. Run this script after
+changing the supported range or the tested versions in
+`contrib_mixed_precision/version.py`; `--check` (used by
+`tests/version_test.py`) fails when the README is stale.
+
+Usage:
+  python scripts/gen_compat_table.py          # rewrite README.md in place
+  python scripts/gen_compat_table.py --check  # exit 1 if README.md is stale
+  python scripts/gen_compat_table.py --print  # print the table only
+"""
+
+import argparse
+import os
+import re
+import sys
+
+START_MARKER = "<!-- compat-table:start -->"
+END_MARKER = "<!-- compat-table:end -->"
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_version_module(repo=_REPO):
+  """Executes `contrib_mixed_precision/version.py` and returns its globals.
+
+  The package is not imported: its `__init__` imports TensorFlow.
+
+  Args:
+    repo: The repository root.
+
+  Returns:
+    A dict of the module's globals.
+  """
+  path = os.path.join(repo, "contrib_mixed_precision", "version.py")
+  namespace = {}
+  with open(path, encoding="utf-8") as f:
+    exec(compile(f.read(), path, "exec"), namespace)  # pylint: disable=exec-used
+  return namespace
+
+
+def _major_minor(version):
+  """Returns (major, minor) of a "X.Y[.Z...]" version string."""
+  match = re.match(r"^(\d+)\.(\d+)", version)
+  if not match:
+    raise ValueError("Cannot read a version from {!r}.".format(version))
+  return int(match.group(1)), int(match.group(2))
+
+
+def table_rows(version_module):
+  """Returns the table as a list of (TensorFlow, status) string pairs.
+
+  Args:
+    version_module: The globals of version.py, from `load_version_module`.
+
+  Returns:
+    One row per TensorFlow minor version in the supported range, newest
+    first, framed by a row for newer and a row for older versions.
+
+  Raises:
+    ValueError: if the range spans major versions, or a tested version lies
+      outside it.
+  """
+  low = _major_minor(version_module["MIN_TF_VERSION"])
+  high = _major_minor(version_module["MAX_TF_VERSION"])
+  if low[0] != high[0]:
+    raise ValueError("The supported range {}..{} spans major versions; teach "
+                     "this script to list them.".format(low, high))
+  tested = {}
+  for v in version_module["TESTED_TF_VERSIONS"]:
+    mm = _major_minor(v)
+    if not low <= mm < high:
+      raise ValueError("Tested TensorFlow {} is outside the supported range "
+                       "{}.".format(v, version_module["TF_REQUIREMENT_RANGE"]))
+    tested.setdefault(mm, []).append(v)
+
+  major = low[0]
+  rows = [(">= {}.{}".format(*high), "untested: imports with a warning")]
+  for minor in range(high[1] - 1, low[1] - 1, -1):
+    versions = tested.get((major, minor))
+    if versions:
+      status = "supported, tested in CI ({})".format(", ".join(versions))
+    else:
+      status = "supported"
+    rows.append(("{}.{}".format(major, minor), status))
+  rows.append(("< {}.{}".format(*low), "not supported: ImportError"))
+  return rows
+
+
+def render_table(version_module):
+  """Returns the markdown table (no markers), ending with a newline."""
+  lines = [
+      "| TensorFlow | contrib_mixed_precision {} |".format(
+          version_module["__version__"]),
+      "| --- | --- |",
+  ]
+  lines += ["| {} | {} |".format(tf, status)
+            for tf, status in table_rows(version_module)]
+  return "\n".join(lines) + "\n"
+
+
+def replace_table(readme_text, table):
+  """Returns `readme_text` with the text between the markers set to `table`.
+
+  Raises:
+    ValueError: if the markers are missing, duplicated or out of order.
+  """
+  if (readme_text.count(START_MARKER) != 1 or
+      readme_text.count(END_MARKER) != 1):
+    raise ValueError("README.md must contain {} and {} exactly once each."
+                     .format(START_MARKER, END_MARKER))
+  start = readme_text.index(START_MARKER) + len(START_MARKER)
+  end = readme_text.index(END_MARKER)
+  if end < start:
+    raise ValueError("{} comes before {} in README.md.".format(
+        END_MARKER, START_MARKER))
+  return readme_text[:start] + "\n" + table + readme_text[end:]
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(
+      description=("Generate the README's TensorFlow compatibility table from "
+                   "contrib_mixed_precision/version.py."))
+  mode = parser.add_mutually_exclusive_group()
+  mode.add_argument("--check", action="store_true",
+                    help="do not write; exit 1 if README.md is out of date")
+  mode.add_argument("--print", action="store_true", dest="print_only",
+                    help="print the table to stdout and exit")
+  parser.add_argument("--repo", default=_REPO,
+                      help="repository root (default: %(default)s)")
+  args = parser.parse_args(argv)
+
+  table = render_table(load_version_module(args.repo))
+  if args.print_only:
+    sys.stdout.write(table)
+    return 0
+  readme_path = os.path.join(args.repo, "README.md")
+  with open(readme_path, encoding="utf-8") as f:
+    current = f.read()
+  try:
+    updated = replace_table(current, table)
+  except ValueError as e:
+    print("gen_compat_table: {}".format(e), file=sys.stderr)
+    return 2
+  if args.check:
+    if updated != current:
+      print("gen_compat_table: README.md's compatibility table is stale; run "
+            "`python scripts/gen_compat_table.py`.", file=sys.stderr)
+      return 1
+    print("gen_compat_table: README.md is up to date.")
+    return 0
+  if updated != current:
+    with open(readme_path, "w", encoding="utf-8") as f:
+      f.write(updated)
+    print("gen_compat_table: updated {}".format(readme_path))
+  else:
+    print("gen_compat_table: README.md already up to date.")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

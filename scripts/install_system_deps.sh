@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+#
+# Installs the system packages the test suite needs, non-interactively.
+#
+# Idempotent: it does nothing when everything is already there. Needs root (or
+# sudo) only when something is missing. Today that is:
+#   * bazel (Debian's `bazel-bootstrap`, Bazel 4.2.3), for `bazel test //...`;
+#   * python3-venv is NOT needed: run_tests.sh uses the `python3` on PATH.
+set -euo pipefail
+
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  cat <<'USAGE'
+Usage: scripts/install_system_deps.sh
+
+Installs the Debian packages the tests need (bazel-bootstrap) with apt-get,
+non-interactively. Does nothing when they are already installed.
+USAGE
+  exit 0
+fi
+
+log() { echo "[install_system_deps] $*" >&2; }
+
+PACKAGES=()
+command -v bazel >/dev/null 2>&1 || PACKAGES+=(bazel-bootstrap)
+
+if [[ ${#PACKAGES[@]} -eq 0 ]]; then
+  log "nothing to install"
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  log "apt-get not found; install these by hand: ${PACKAGES[*]}"
+  exit 1
+fi
+
+SUDO=()
+if [[ $(id -u) != 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo -n)
+  else
+    log "not root and no sudo; install these by hand: ${PACKAGES[*]}"
+    exit 1
+  fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log "installing: ${PACKAGES[*]}"
+"${SUDO[@]}" apt-get update -q </dev/null >&2
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${PACKAGES[@]}" \
+  </dev/null >&2
+log "done"

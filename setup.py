@@ -1,0 +1,97 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Packaging for contrib_mixed_precision.
+
+TensorFlow is deliberately not in `install_requires`: users have tensorflow,
+tensorflow-cpu, tensorflow-macos or a vendor build, and pip would pull a second
+copy next to theirs. The `[tensorflow]` and `[tensorflow-cpu]` extras pin the
+supported range instead, and the package checks the installed TensorFlow at
+import time.
+"""
+
+import os
+
+from setuptools import find_packages
+from setuptools import setup
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _read_version_module():
+  """Executes version.py on its own and returns its globals.
+
+  Importing the package would import TensorFlow, which need not be installed
+  at build time; version.py itself imports nothing.
+  """
+  path = os.path.join(_HERE, "contrib_mixed_precision", "version.py")
+  namespace = {}
+  with open(path, encoding="utf-8") as f:
+    exec(compile(f.read(), path, "exec"), namespace)  # pylint: disable=exec-used
+  return namespace
+
+
+def _read_long_description():
+  with open(os.path.join(_HERE, "README.md"), encoding="utf-8") as f:
+    return f.read()
+
+
+_VERSION = _read_version_module()
+_TF_RANGE = _VERSION["TF_REQUIREMENT_RANGE"]
+
+EXTRAS_REQUIRE = {
+    "tensorflow": ["tensorflow" + _TF_RANGE],
+    "tensorflow-cpu": ["tensorflow-cpu" + _TF_RANGE],
+    "test": [
+        "absl-py",
+        "hypothesis",
+        "libcst",
+        "matplotlib",
+        "pytest",
+    ],
+    "demo": ["matplotlib"],
+    "upgrade": ["libcst"],
+}
+
+setup(
+    name="contrib_mixed_precision",
+    version=_VERSION["__version__"],
+    description=("TensorFlow 1.15's tf.contrib.mixed_precision API "
+                 "(LossScaleManager, LossScaleOptimizer) on TensorFlow 2."),
+    long_description=_read_long_description(),
+    long_description_content_type="text/markdown",
+    author="The contrib_mixed_precision Authors",
+    license="Apache-2.0",
+    packages=find_packages(include=["contrib_mixed_precision*"]),
+    python_requires=">=3.9",
+    install_requires=[
+        "absl-py",
+        "packaging",
+    ],
+    extras_require=EXTRAS_REQUIRE,
+    entry_points={
+        "console_scripts": [
+            "contrib-mp-upgrade=contrib_mixed_precision.upgrade:main",
+        ],
+    },
+    classifiers=[
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Developers",
+        "Intended Audience :: Science/Research",
+        "License :: OSI Approved :: Apache Software License",
+        "Programming Language :: Python :: 3",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+    keywords="tensorflow mixed-precision loss-scaling tf.contrib",
+)
