@@ -144,3 +144,28 @@ def outer_graph(graph):
       break
     graph = parent
   return graph
+
+
+def loss_scale_weights(loss_scale):
+  """The weights a TF `LossScale` holds for the current graph, by name order.
+
+  Why private: `LossScale` exposes its weights only to the checkpointing
+  machinery (`_weights`, keyed by `(name, graph key)`); `variables()` of a
+  manager wrapping e.g. a `DynamicLossScale` needs them too.
+  """
+  with tf.init_scope():
+    key = graph_key()
+  weights = loss_scale._weights  # pylint: disable=protected-access
+  return [v for (name, k), v in sorted(weights.items(), key=lambda i: i[0][0])
+          if k == key]
+
+
+def track_trackable(parent, child, name):
+  """Makes `child` a named checkpoint dependency of `parent`.
+
+  Why private: `tf.compat.v1.train.Optimizer` is a plain `Trackable`, not an
+  `AutoTrackable`, so attribute assignment does not track; TF's own
+  `MixedPrecisionLossScaleOptimizer` calls `_track_trackable` the same way,
+  and using the same names keeps checkpoints interchangeable with it.
+  """
+  return parent._track_trackable(child, name, overwrite=True)  # pylint: disable=protected-access

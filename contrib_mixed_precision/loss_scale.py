@@ -1,0 +1,457 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The TF2 side: TF 1.15's exponential loss-scale policy as a `LossScale`.
+
+TF 2.x ships `tf.compat.v1.mixed_precision.DynamicLossScale`, but its policy
+differs from TF 1.15's `ExponentialUpdateLossScaleManager` (one multiplier for
+both directions, a decrease on every bad step, int64 counters). This module
+implements the contrib policy exactly, as a complete `LossScale` subclass, so
+both the TF1 managers (`loss_scale_manager.py`) and TF2-style code that drives
+a `LossScale` directly share one implementation.
+
+It also holds the two pieces of graph arithmetic the optimizer reuses: the
+finiteness check over a list of gradients (`all_finite`) and the
+cross-replica consensus on it (`replica_consensus`).
+"""
+
+import math
+import numbers
+from typing import Any, Dict, Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _tf_compat
+
+_LossScaleBase = tf.compat.v1.mixed_precision.LossScale
+
+_FLOAT32_MAX = float(tf.float32.max)
+
+
+# ---------------------------------------------------------------------------
+# Argument validation, shared with the managers.
+# ---------------------------------------------------------------------------
+
+
+def _is_real_number(value) -> bool:
+  # bool is an int subclass, but `True` as a loss scale is always a mistake.
+  return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def validate_loss_scale_value(name: str, value, minimum: float,
+                              inclusive: bool = True) -> float:
+  """Returns `value` as a float, or raises if it is not a usable scale.
+
+  Args:
+    name: The argument name, for the error message.
+    value: What the caller passed.
+    minimum: The smallest allowed value.
+    inclusive: Whether `minimum` itself is allowed.
+
+  Returns:
+    `float(value)`.
+
+  Raises:
+    TypeError: If `value` is not a real number (bools and tensors included).
+    ValueError: If `value` is NaN, infinite or below `minimum`.
+  """
+  if not _is_real_number(value):
+    raise TypeError(
+        "`{}` must be a Python int or float, but got {!r} of type {}. Pass a "
+        "number such as 2**15.".format(name, value, type(value).__name__))
+  value = float(value)
+  if not math.isfinite(value):
+    raise ValueError("`{}` must be finite, but got {}. Pass a finite number "
+                     "such as 2**15.".format(name, value))
+  if value < minimum or (not inclusive and value == minimum):
+    raise ValueError("`{}` must be {} {}, but got {}.".format(
+        name, ">=" if inclusive else ">", minimum, value))
+  return value
+
+
+def _validate_step_count(name: str, value) -> int:
+  if (not isinstance(value, numbers.Integral) or isinstance(value, bool) or
+      value < 1):
+    raise ValueError(
+        "`{}` must be an int >= 1 (a number of steps), but got {!r}.".format(
+            name, value))
+  return int(value)
+
+
+def _validate_decr_ratio(value) -> float:
+  if not _is_real_number(value):
+    raise TypeError("`decr_ratio` must be a Python float in (0, 1], but got "
+                    "{!r} of type {}.".format(value, type(value).__name__))
+  value = float(value)
+  if not 0.0 < value <= 1.0:
+    raise ValueError(
+        "`decr_ratio` must be in (0, 1] (it multiplies the scale after "
+        "overflows), but got {}.".format(value))
+  return value
+
+
+# ---------------------------------------------------------------------------
+# Finiteness and consensus.
+# ---------------------------------------------------------------------------
+
+
+def _values(grad):
+  return grad.values if isinstance(grad, tf.IndexedSlices) else grad
+
+
+def all_finite(grads: Sequence[Any]) -> tf.Tensor:
+  """Returns a scalar bool tensor: whether every non-None gradient is finite.
+
+  The fast path sums each float32/float64 gradient (one read, no full-size
+  temporary) and tests the total: a NaN or Inf anywhere makes the total
+  non-finite, so a finite total proves every element finite. A non-finite
+  total is either a real NaN/Inf or an overflow of the sum itself, so only
+  then the exact elementwise check runs. The answer is always the exact one.
+
+  Args:
+    grads: Gradients; None entries are ignored and IndexedSlices are checked
+      through their values.
+
+  Returns:
+    A scalar bool tensor (True when there is no gradient at all).
+  """
+  dense = [_values(g) for g in grads if g is not None]
+  if not dense:
+    return tf.constant(True)
+  # Half-precision sums overflow long before their elements do, so those
+  # grads go straight to the exact check.
+  summable = [g for g in dense if g.dtype in (tf.float32, tf.float64)]
+  exact_only = [g for g in dense if g.dtype not in (tf.float32, tf.float64)]
+
+  def exact(tensors):
+    return tf.reduce_all(
+        tf.stack([tf.reduce_all(tf.math.is_finite(g)) for g in tensors]))
+
+  checks = []
+  if summable:
+    total = tf.add_n(
+        [tf.cast(tf.reduce_sum(g), tf.float32) if g.dtype != tf.float32 else
+         tf.reduce_sum(g) for g in summable])
+    checks.append(
+        tf.cond(tf.math.is_finite(total), lambda: tf.constant(True),
+                lambda: exact(summable), name="all_finite_exact"))
+  if exact_only:
+    checks.append(exact(exact_only))
+  return checks[0] if len(checks) == 1 else tf.logical_and(*checks)
+
+
+def in_replica_context_of_strategy() -> bool:
+  """True in a replica context of a non-default `tf.distribute` strategy."""
+  return (tf.distribute.has_strategy() and
+          tf.distribute.in_cross_replica_context() is False and
+          tf.distribute.get_replica_context() is not None)
+
+
+def replica_consensus(is_finite: tf.Tensor) -> tf.Tensor:
+  """In a replica context: True only if `is_finite` holds on every replica.
+
+  Outside a strategy (or with one replica) it returns `is_finite` unchanged.
+  Booleans cannot be all-reduced, so this sums a float flag instead.
+  """
+  if not in_replica_context_of_strategy():
+    return is_finite
+  ctx = tf.distribute.get_replica_context()
+  if ctx.num_replicas_in_sync == 1:
+    return is_finite
+  finite_count = ctx.all_reduce(tf.distribute.ReduceOp.SUM,
+                                tf.cast(is_finite, tf.float32))
+  return tf.greater_equal(finite_count, ctx.num_replicas_in_sync - 0.5)
+
+
+def run_once_across_replicas(fn, is_finite):
+  """Runs `fn(is_finite)` once per step, whatever the distribution context.
+
+  In a replica context of a strategy, each replica calls this; the flag is
+  first agreed on across replicas and `fn` then runs once, in the
+  cross-replica context (where assigning a mirrored or a plain variable
+  updates it once, not once per replica).
+  """
+  if not in_replica_context_of_strategy():
+    return fn(is_finite)
+  agreed = replica_consensus(is_finite)
+
+  def merge_fn(strategy, flag):
+    return fn(strategy.experimental_local_results(flag)[0])
+
+  return tf.distribute.get_replica_context().merge_call(
+      merge_fn, args=(agreed,))
+
+
+# ---------------------------------------------------------------------------
+# The policy.
+# ---------------------------------------------------------------------------
+
+
+def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
+                       incr_every_n_steps, decr_every_n_nan_or_inf,
+                       incr_ratio, decr_ratio):
+  """Applies TF 1.15's exponential policy to the three state variables.
+
+  TF 1.15 nested three `tf.cond`s; this computes the same next state with
+  `tf.where`, so the update costs a dozen scalar ops and no control flow.
+  All three values are read once, before any of them is written.
+
+  Args:
+    is_finite: Scalar bool: whether this step's gradients were all finite.
+    loss_scale: float32 variable.
+    good_steps: int32 variable: consecutive finite steps.
+    bad_steps: int32 variable: non-finite steps since the last scale change.
+    incr_every_n_steps: Grow after this many consecutive finite steps.
+    decr_every_n_nan_or_inf: Shrink after this many non-finite steps.
+    incr_ratio: Growth factor.
+    decr_ratio: Shrink factor.
+
+  Returns:
+    The grouped update op in graph mode or `tf.function`; None in eager mode,
+    where the variables have already been updated.
+  """
+  scale = tf.identity(loss_scale)
+  good = tf.identity(good_steps)
+  bad = tf.identity(bad_steps)
+  is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
+  good_plus_one = good + 1
+  bad_plus_one = bad + 1
+  grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
+  shrink = tf.logical_and(tf.logical_not(is_finite),
+                          bad_plus_one >= decr_every_n_nan_or_inf)
+  grown = scale * incr_ratio
+  shrunk = tf.maximum(1.0, scale * decr_ratio)
+  # Growth that would overflow float32 keeps the scale but still resets both
+  # counters, as TF 1.15 did.
+  new_scale = tf.where(
+      tf.logical_and(grow, tf.math.is_finite(grown)), grown,
+      tf.where(shrink, shrunk, scale))
+  zero = tf.zeros_like(good)
+  new_good = tf.where(tf.logical_and(is_finite, tf.logical_not(grow)),
+                      good_plus_one, zero)
+  # Bad steps accumulate non-consecutively: a good step does not clear them.
+  new_bad = tf.where(
+      is_finite, tf.where(grow, zero, bad),
+      tf.where(shrink, zero, bad_plus_one))
+  with tf.control_dependencies([new_scale, new_good, new_bad]):
+    updates = [
+        loss_scale.assign(new_scale, read_value=False),
+        good_steps.assign(new_good, read_value=False),
+        bad_steps.assign(new_bad, read_value=False),
+    ]
+  if tf.executing_eagerly():
+    return None
+  return tf.group(*updates, name="update_loss_scale")
+
+
+class _State(object):
+  """The three state variables of one graph (or of eager mode)."""
+
+  __slots__ = ("loss_scale", "good_steps", "bad_steps")
+
+  def __init__(self, loss_scale, good_steps, bad_steps):
+    self.loss_scale = loss_scale
+    self.good_steps = good_steps
+    self.bad_steps = bad_steps
+
+
+class ExponentialUpdateLossScale(_LossScaleBase):
+  """TF 1.15's `ExponentialUpdateLossScaleManager` policy, as a TF2 LossScale.
+
+  Every `incr_every_n_steps` consecutive steps with finite gradients the scale
+  is multiplied by `incr_ratio` (unless that overflows float32). Every
+  `decr_every_n_nan_or_inf` steps with non-finite gradients, consecutive or
+  not, it is multiplied by `decr_ratio`, never going below 1. Both step
+  counters reset whenever the scale changes (or would have grown).
+
+  Why this exists: `tf.compat.v1.mixed_precision.DynamicLossScale` uses one
+  multiplier for both directions and shrinks on every bad step, so it cannot
+  reproduce a TF 1.15 loss-scale trajectory. This class can, and it is a
+  complete `LossScale`: TF2-style code can call `update(grads)`, serialize it
+  with `get_config()`, and checkpoint it with `tf.train.Checkpoint`.
+
+  State: three non-trainable variables named `loss_scale` (float32),
+  `good_steps` (int32) and `bad_steps` (int32), of the context's default
+  variable kind, in GLOBAL_VARIABLES. They are created in the graph (or
+  eager context) current at construction, and again, lazily, in any other
+  graph the object is used in: Estimator builds a new graph per `train()`.
+
+  Example (TF1 graph mode):
+
+  ```python
+  loss_scale = ExponentialUpdateLossScale(2**15, incr_every_n_steps=1000)
+  scaled_loss = loss * loss_scale()
+  grads = [g / loss_scale() for g in tf.gradients(scaled_loss, var_list)]
+  update_op, should_apply = loss_scale.update(grads)
+  ```
+  """
+
+  def __init__(self,
+               init_loss_scale: float,
+               incr_every_n_steps: int,
+               decr_every_n_nan_or_inf: int = 2,
+               incr_ratio: float = 2,
+               decr_ratio: float = 0.8):
+    """Creates the loss scale and its state in the current graph.
+
+    Args:
+      init_loss_scale: The starting scale, a positive finite Python number.
+      incr_every_n_steps: Grow the scale after this many consecutive steps
+        with finite gradients; an int >= 1.
+      decr_every_n_nan_or_inf: Shrink the scale after this many steps with
+        NaN or Inf gradients (not necessarily consecutive); an int >= 1.
+      incr_ratio: The growth factor, >= 1.
+      decr_ratio: The shrink factor, in (0, 1].
+
+    Raises:
+      TypeError: If a scale or ratio is not a Python number.
+      ValueError: If an argument is outside the range given above.
+    """
+    super().__init__()
+    self._init_loss_scale = validate_loss_scale_value(
+        "init_loss_scale", init_loss_scale, 0.0, inclusive=False)
+    self._incr_every_n_steps = _validate_step_count("incr_every_n_steps",
+                                                    incr_every_n_steps)
+    self._decr_every_n_nan_or_inf = _validate_step_count(
+        "decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)
+    self._incr_ratio = validate_loss_scale_value("incr_ratio", incr_ratio,
+                                                 1.0)
+    self._decr_ratio = _validate_decr_ratio(decr_ratio)
+    self._states: Dict[Optional[str], _State] = {}
+    self.state()
+
+  @property
+  def init_loss_scale(self) -> float:
+    return self._init_loss_scale
+
+  @property
+  def incr_every_n_steps(self) -> int:
+    return self._incr_every_n_steps
+
+  @property
+  def decr_every_n_nan_or_inf(self) -> int:
+    return self._decr_every_n_nan_or_inf
+
+  @property
+  def incr_ratio(self) -> float:
+    return self._incr_ratio
+
+  @property
+  def decr_ratio(self) -> float:
+    return self._decr_ratio
+
+  def state(self) -> _State:
+    """The state variables of the current graph, created on first use.
+
+    Creation is lifted out of any `tf.function` body or control-flow branch
+    (`tf.init_scope`), into the outermost graph or eager context, keeping the
+    current name scope.
+    """
+    with tf.init_scope():
+      key = _tf_compat.graph_key()
+      state = self._states.get(key)
+      if state is None:
+        state = self._create_state(key)
+        self._states[key] = state
+    return state
+
+  def _create_state(self, key) -> _State:
+
+    def make(name, value, dtype):
+      variable = tf.compat.v1.Variable(
+          tf.constant(value, dtype=dtype),
+          name=name,
+          trainable=False,
+          dtype=dtype,
+          # Under a tf.distribute strategy the variables are mirrored; every
+          # replica agrees on the flag first, so the first replica's value
+          # is everyone's.
+          synchronization=tf.VariableSynchronization.ON_WRITE,
+          aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+      _tf_compat.register_loss_scale_weight(self, name, variable, key)
+      return variable
+
+    return _State(
+        make("loss_scale", self._init_loss_scale, tf.float32),
+        make("good_steps", 0, tf.int32),
+        make("bad_steps", 0, tf.int32))
+
+  def variables(self):
+    """The state variables of the current graph: scale, good, bad steps."""
+    state = self.state()
+    return [state.loss_scale, state.good_steps, state.bad_steps]
+
+  def __call__(self) -> tf.Tensor:
+    """Returns the current loss scale as a scalar float32 tensor."""
+    return tf.convert_to_tensor(self.state().loss_scale)
+
+  def update_from_finite(self, is_finite):
+    """Updates the state from this step's finiteness flag.
+
+    Args:
+      is_finite: A Python bool or scalar bool tensor.
+
+    Returns:
+      The update op in graph mode or `tf.function`; None in eager mode.
+    """
+    state = self.state()
+    return run_once_across_replicas(
+        lambda flag: exponential_update(
+            flag, state.loss_scale, state.good_steps, state.bad_steps,
+            self._incr_every_n_steps, self._decr_every_n_nan_or_inf,
+            self._incr_ratio, self._decr_ratio), is_finite)
+
+  def update(self, grads) -> Tuple[Optional[tf.Operation], Any]:
+    """Updates the loss scale from (unscaled) gradients.
+
+    Args:
+      grads: A nested structure of gradients. None entries are ignored;
+        IndexedSlices are checked through their values. Under a
+        `tf.distribute` strategy, call it in the cross-replica context with
+        per-replica gradients, or in a replica context: either way every
+        replica must be finite for the step to count as finite.
+
+    Returns:
+      `(update_op, should_apply_gradients)`: the op is None in eager mode;
+      `should_apply_gradients` is a scalar bool tensor.
+    """
+    grads = tf.nest.flatten(grads)
+    if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
+      strategy = tf.distribute.get_strategy()
+      finite_flags = strategy.extended.call_for_each_replica(
+          lambda *g: tf.cast(all_finite(g), tf.float32), args=tuple(grads))
+      finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, finite_flags,
+                                     axis=None)
+      is_finite = tf.greater_equal(finite_count,
+                                   strategy.num_replicas_in_sync - 0.5)
+    else:
+      is_finite = replica_consensus(all_finite(grads))
+    return self.update_from_finite(is_finite), is_finite
+
+  def get_config(self) -> Dict[str, Any]:
+    return {
+        "init_loss_scale": self._init_loss_scale,
+        "incr_every_n_steps": self._incr_every_n_steps,
+        "decr_every_n_nan_or_inf": self._decr_every_n_nan_or_inf,
+        "incr_ratio": self._incr_ratio,
+        "decr_ratio": self._decr_ratio,
+    }
+
+  def __repr__(self):
+    return ("ExponentialUpdateLossScale(init_loss_scale={}, "
+            "incr_every_n_steps={}, decr_every_n_nan_or_inf={}, "
+            "incr_ratio={}, decr_ratio={})").format(
+                self._init_loss_scale, self._incr_every_n_steps,
+                self._decr_every_n_nan_or_inf, self._incr_ratio,
+                self._decr_ratio)

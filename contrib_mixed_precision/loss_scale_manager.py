@@ -1,0 +1,414 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The TF1 side: TF 1.15's `tf.contrib.mixed_precision` loss-scale managers.
+
+A manager answers two questions for `LossScaleOptimizer`: what the loss scale
+is now (`get_loss_scale`) and how it changes given whether this step's
+gradients were finite (`update_loss_scale`). Each built-in manager adapts a
+TF2 `tf.compat.v1.mixed_precision.LossScale` object, public as
+`manager.loss_scale`:
+
+* `FixedLossScaleManager` holds a `FixedLossScale`;
+* `ExponentialUpdateLossScaleManager` holds an `ExponentialUpdateLossScale`
+  (TF 1.15's exact policy, see `loss_scale.py`);
+* `LossScaleManager.from_loss_scale(x)` wraps any other `LossScale`, a number
+  or `"dynamic"`.
+
+In graph mode and inside `tf.function`, `update_loss_scale` returns an op; in
+eager mode it runs at once and returns None.
+"""
+
+import abc
+from typing import List, Optional, Union
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import loss_scale as loss_scale_lib
+
+_LossScale = tf.compat.v1.mixed_precision.LossScale
+
+
+def _finite_flag(finite_grads, caller: str) -> tf.Tensor:
+  """`finite_grads` as a scalar bool tensor, or a clear TypeError."""
+  if isinstance(finite_grads, bool):
+    return tf.constant(finite_grads)
+  try:
+    flag = tf.convert_to_tensor(finite_grads)
+  except (TypeError, ValueError) as e:
+    raise TypeError(
+        "`finite_grads` passed to {} must be a Python bool or a scalar bool "
+        "tensor, but got {!r}.".format(caller, finite_grads)) from e
+  if flag.dtype != tf.bool or flag.shape.rank not in (None, 0):
+    raise TypeError(
+        "`finite_grads` passed to {} must be a scalar bool tensor, but got a "
+        "{} tensor of shape {}. Reduce it first, e.g. with "
+        "`tf.reduce_all(...)`.".format(caller, flag.dtype.name, flag.shape))
+  return flag
+
+
+def _op_or_none(op):
+  """Graph mode and `tf.function` return an op; eager mode returns None."""
+  if tf.executing_eagerly() or op is None:
+    return None
+  if isinstance(op, tf.Operation):
+    return op
+  return tf.group(op)
+
+
+class LossScaleManager(metaclass=abc.ABCMeta):
+  """Abstract loss-scale manager, as in TF 1.15's `tf.contrib.mixed_precision`.
+
+  Why it exists: `LossScaleOptimizer` drives any manager through these two
+  methods, so a training script can swap policies, and legacy code can keep
+  its own subclasses. A subclass that implements only the two abstract
+  methods works with `LossScaleOptimizer` unchanged.
+
+  Example (TF1 graph mode):
+
+  ```python
+  class HalvingManager(LossScaleManager):
+    def __init__(self):
+      self._scale = tf.compat.v1.Variable(1024., trainable=False)
+    def get_loss_scale(self):
+      return self._scale
+    def update_loss_scale(self, finite_grads):
+      return tf.cond(finite_grads, tf.no_op,
+                     lambda: self._scale.assign(self._scale / 2).op)
+
+  opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(), HalvingManager())
+  ```
+  """
+
+  @abc.abstractmethod
+  def get_loss_scale(self):
+    """Returns the loss scale as a scalar float32 tensor (or variable)."""
+
+  @abc.abstractmethod
+  def update_loss_scale(self, finite_grads):
+    """Updates the loss scale from whether this step's grads were finite.
+
+    Args:
+      finite_grads: A Python bool or scalar bool tensor.
+
+    Returns:
+      An op that updates the scale in graph mode or `tf.function`; None in
+      eager mode, where the update has already run.
+    """
+
+  def variables(self) -> List[tf.Variable]:
+    """The manager's state variables in the current graph (none here)."""
+    return []
+
+  @staticmethod
+  def from_loss_scale(
+      loss_scale: Union[_LossScale, "LossScaleManager", float, int, str]
+  ) -> "LossScaleManager":
+    """Wraps a TF2 `LossScale` (or an identifier) as a TF1 manager.
+
+    The manager follows the wrapped object's own policy: a
+    `tf.compat.v1.mixed_precision.DynamicLossScale` keeps TF2's dynamic
+    policy, a user `LossScale` subclass keeps its own.
+
+    Example:
+
+    ```python
+    manager = LossScaleManager.from_loss_scale(
+        tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale=2**15))
+    opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(), manager)
+    ```
+
+    Args:
+      loss_scale: A `tf.compat.v1.mixed_precision.LossScale`, a manager
+        (returned as is), a number >= 1 (a `FixedLossScaleManager`), or the
+        string "dynamic" (TF2's default `DynamicLossScale`).
+
+    Returns:
+      A `LossScaleManager`.
+
+    Raises:
+      TypeError: If `loss_scale` is none of the above.
+      ValueError: If it is a number below 1, NaN or infinite.
+    """
+    if isinstance(loss_scale, LossScaleManager):
+      return loss_scale
+    if isinstance(loss_scale, loss_scale_lib.ExponentialUpdateLossScale):
+      return ExponentialUpdateLossScaleManager._wrap(loss_scale)  # pylint: disable=protected-access
+    if isinstance(loss_scale, tf.compat.v1.mixed_precision.FixedLossScale):
+      return FixedLossScaleManager._wrap(loss_scale)  # pylint: disable=protected-access
+    if isinstance(loss_scale, _LossScale):
+      return _LossScaleAdapter(loss_scale)
+    if isinstance(loss_scale, str):
+      if loss_scale == "dynamic":
+        return _LossScaleAdapter(
+            tf.compat.v1.mixed_precision.DynamicLossScale())
+      raise TypeError(
+          "`loss_scale` string must be 'dynamic', but got {!r}. Pass a "
+          "LossScale object or a number for a fixed scale.".format(loss_scale))
+    if loss_scale_lib._is_real_number(loss_scale):  # pylint: disable=protected-access
+      return FixedLossScaleManager(loss_scale)
+    raise TypeError(
+        "`loss_scale` must be a tf.compat.v1.mixed_precision.LossScale, a "
+        "LossScaleManager, a number or 'dynamic', but got {!r} of type "
+        "{}.".format(loss_scale, type(loss_scale).__name__))
+
+
+class FixedLossScaleManager(LossScaleManager):
+  """Loss scale that never changes, as in TF 1.15.
+
+  Why it exists: with a known safe scale there is nothing to adapt. Unlike
+  TF's `MixedPrecisionLossScaleOptimizer` with a `FixedLossScale`,
+  `LossScaleOptimizer` still skips a step whose gradients are not finite, so
+  a NaN never reaches the model.
+
+  Example (TF1 graph mode):
+
+  ```python
+  manager = FixedLossScaleManager(5000)
+  opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(), manager)
+  train_op = opt.minimize(loss)
+  ```
+  """
+
+  def __init__(self, loss_scale: Union[int, float]):
+    """Creates the manager.
+
+    Args:
+      loss_scale: The fixed scale, a finite Python int or float >= 1.
+
+    Raises:
+      TypeError: If `loss_scale` is not a Python number (a bool included).
+      ValueError: If it is below 1, NaN or infinite.
+    """
+    value = loss_scale_lib.validate_loss_scale_value("loss_scale", loss_scale,
+                                                     1.0)
+    # TF 1.15 kept the number itself in `_loss_scale`; subclasses read it.
+    self._loss_scale = loss_scale
+    self._loss_scale_object = tf.compat.v1.mixed_precision.FixedLossScale(
+        value)
+
+  @classmethod
+  def _wrap(cls, fixed_loss_scale) -> "FixedLossScaleManager":
+    manager = cls.__new__(cls)
+    manager._loss_scale = fixed_loss_scale.get_config()["loss_scale_value"]  # pylint: disable=protected-access
+    manager._loss_scale_object = fixed_loss_scale  # pylint: disable=protected-access
+    return manager
+
+  @property
+  def loss_scale(self):
+    """The adapted `tf.compat.v1.mixed_precision.FixedLossScale`."""
+    return self._loss_scale_object
+
+  def get_loss_scale(self) -> tf.Tensor:
+    """Returns the fixed scale as a scalar float32 tensor."""
+    return tf.convert_to_tensor(float(self._loss_scale), dtype=tf.float32)
+
+  def update_loss_scale(self, finite_grads):
+    """A fixed scale has nothing to update: a no-op in graph mode."""
+    _finite_flag(finite_grads, "FixedLossScaleManager.update_loss_scale")
+    return None if tf.executing_eagerly() else tf.no_op()
+
+  def __repr__(self):
+    return "FixedLossScaleManager({})".format(self._loss_scale)
+
+
+class _StateAttr(object):
+  """TF 1.15 attribute of the exponential manager, read from its LossScale.
+
+  A non-data descriptor: a subclass that assigns the attribute itself (as
+  TF 1.15 subclasses that skip `super().__init__()` do) stores a plain
+  instance attribute, which then takes precedence, and the base class's
+  methods work from it.
+  """
+
+  def __init__(self, getter, name):
+    self._getter = getter
+    self._name = name
+
+  def __get__(self, obj, objtype=None):
+    if obj is None:
+      return self
+    loss_scale = obj.__dict__.get("_loss_scale_object")
+    if loss_scale is None:
+      raise AttributeError(
+          "{} has no attribute {!r}: a subclass that does not call "
+          "ExponentialUpdateLossScaleManager.__init__ must set it itself "
+          "(TF 1.15 subclasses set _loss_scale, _num_good_steps, "
+          "_num_bad_steps, _incr_every_n_steps, _decr_every_n_nan_or_inf, "
+          "_incr_ratio and _decr_ratio).".format(
+              type(obj).__name__, self._name))
+    return self._getter(loss_scale)
+
+
+class ExponentialUpdateLossScaleManager(LossScaleManager):
+  """Loss scale that grows after good steps and shrinks after bad ones.
+
+  Exactly TF 1.15's policy: every `incr_every_n_steps` consecutive finite
+  steps the scale is multiplied by `incr_ratio` (unless that overflows
+  float32); every `decr_every_n_nan_or_inf` non-finite steps, consecutive or
+  not, it is multiplied by `decr_ratio`, but never below 1. Both counters
+  reset whenever the scale changes.
+
+  Why it exists: TF2's `DynamicLossScale` shrinks on every bad step and uses
+  one factor both ways, so its trajectory differs from TF 1.15's. This
+  manager reproduces TF 1.15's step for step, with the same state variables
+  (`loss_scale`, `good_steps`, `bad_steps`), so TF 1.15 checkpoints restore.
+
+  Example (TF1 graph mode, as NVIDIA's BERT writes it):
+
+  ```python
+  manager = ExponentialUpdateLossScaleManager(
+      init_loss_scale=2**32, incr_every_n_steps=1000,
+      decr_every_n_nan_or_inf=2, decr_ratio=0.5)
+  opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-4), manager)
+  ```
+  """
+
+  # TF 1.15's attribute names, kept because subclasses read (or set) them.
+  _loss_scale = _StateAttr(lambda ls: ls.state().loss_scale, "_loss_scale")
+  _num_good_steps = _StateAttr(lambda ls: ls.state().good_steps,
+                               "_num_good_steps")
+  _num_bad_steps = _StateAttr(lambda ls: ls.state().bad_steps,
+                              "_num_bad_steps")
+  _incr_every_n_steps = _StateAttr(lambda ls: ls.incr_every_n_steps,
+                                   "_incr_every_n_steps")
+  _decr_every_n_nan_or_inf = _StateAttr(lambda ls: ls.decr_every_n_nan_or_inf,
+                                        "_decr_every_n_nan_or_inf")
+  _incr_ratio = _StateAttr(lambda ls: ls.incr_ratio, "_incr_ratio")
+  _decr_ratio = _StateAttr(lambda ls: ls.decr_ratio, "_decr_ratio")
+
+  def __init__(self,
+               init_loss_scale: Union[int, float],
+               incr_every_n_steps: int,
+               decr_every_n_nan_or_inf: int = 2,
+               incr_ratio: Union[int, float] = 2,
+               decr_ratio: float = 0.8):
+    """Creates the manager and its state variables in the current graph.
+
+    Args:
+      init_loss_scale: The starting scale, a positive finite Python number
+        (TF 1.15 code often uses 2**32).
+      incr_every_n_steps: Grow after this many consecutive finite steps; an
+        int >= 1.
+      decr_every_n_nan_or_inf: Shrink after this many non-finite steps; an
+        int >= 1.
+      incr_ratio: The growth factor, >= 1.
+      decr_ratio: The shrink factor, in (0, 1].
+
+    Raises:
+      TypeError: If a scale or ratio is not a Python number.
+      ValueError: If an argument is outside the range given above.
+    """
+    self._loss_scale_object = loss_scale_lib.ExponentialUpdateLossScale(
+        init_loss_scale, incr_every_n_steps, decr_every_n_nan_or_inf,
+        incr_ratio, decr_ratio)
+
+  @classmethod
+  def _wrap(cls, exponential_loss_scale):
+    manager = cls.__new__(cls)
+    manager._loss_scale_object = exponential_loss_scale  # pylint: disable=protected-access
+    return manager
+
+  @property
+  def loss_scale(self) -> loss_scale_lib.ExponentialUpdateLossScale:
+    """The adapted `ExponentialUpdateLossScale` (the TF2 side)."""
+    return self._loss_scale_object
+
+  def _reset_stats(self):
+    """Zeroes both step counters (TF 1.15 API, used by subclasses)."""
+    ops = [self._num_good_steps.assign(0, read_value=False),
+           self._num_bad_steps.assign(0, read_value=False)]
+    return None if tf.executing_eagerly() else tf.group(*ops)
+
+  def get_loss_scale(self):
+    """Returns the loss-scale variable of the current graph, as TF 1.15 did."""
+    return self._loss_scale
+
+  def update_loss_scale(self, finite_grads):
+    """Applies one step of the policy.
+
+    Args:
+      finite_grads: A Python bool or scalar bool tensor: whether this step's
+        gradients were all finite. Under a `tf.distribute` strategy, called
+        in a replica context, the step counts as finite only if it is finite
+        on every replica, and the state moves once.
+
+    Returns:
+      The update op in graph mode or `tf.function`; None in eager mode.
+
+    Raises:
+      TypeError: If `finite_grads` is not a bool or a scalar bool tensor.
+    """
+    flag = _finite_flag(finite_grads,
+                        "ExponentialUpdateLossScaleManager.update_loss_scale")
+
+    def update(f):
+      return loss_scale_lib.exponential_update(
+          f, self._loss_scale, self._num_good_steps, self._num_bad_steps,
+          self._incr_every_n_steps, self._decr_every_n_nan_or_inf,
+          self._incr_ratio, self._decr_ratio)
+
+    if tf.executing_eagerly():
+      return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
+    # TF 1.15 built this update as a `tf.cond`, which took the name scope
+    # `cond` (uniquified). Taking it here too keeps the scope names of later
+    # conds, and so the `cond_N/beta1_power` variable names of a second
+    # LossScaleOptimizer in the same scope, as TF 1.15 wrote them.
+    with tf.compat.v1.name_scope(None, default_name="cond"):
+      return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
+
+  def variables(self) -> List[tf.Variable]:
+    """`[loss_scale, good_steps, bad_steps]` of the current graph."""
+    return [self._loss_scale, self._num_good_steps, self._num_bad_steps]
+
+  def __repr__(self):
+    if "_loss_scale_object" in self.__dict__:
+      return "ExponentialUpdateLossScaleManager wrapping {!r}".format(
+          self._loss_scale_object)
+    return object.__repr__(self)
+
+
+class _LossScaleAdapter(LossScaleManager):
+  """A manager that follows any TF2 `LossScale` object's own policy."""
+
+  def __init__(self, loss_scale: _LossScale):
+    self._loss_scale_object = loss_scale
+
+  @property
+  def loss_scale(self) -> _LossScale:
+    """The adapted TF2 `LossScale`."""
+    return self._loss_scale_object
+
+  def get_loss_scale(self) -> tf.Tensor:
+    return tf.cast(self._loss_scale_object(), tf.float32)
+
+  def update_loss_scale(self, finite_grads):
+    flag = _finite_flag(finite_grads, "LossScaleManager.update_loss_scale")
+
+    def update(f):
+      # `LossScale.update` judges gradients, not a flag: one scalar that is
+      # NaN exactly when the step was not finite makes it see the flag.
+      proxy_grad = tf.where(f, tf.constant(0.0), tf.constant(float("nan")))
+      update_op, _ = self._loss_scale_object.update([proxy_grad])
+      return update_op
+
+    return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
+
+  def variables(self) -> List[tf.Variable]:
+    return _tf_compat.loss_scale_weights(self._loss_scale_object)
+
+  def __repr__(self):
+    return "LossScaleManager.from_loss_scale({!r})".format(
+        self._loss_scale_object)

@@ -1,0 +1,373 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""TF 1.15's `tf.contrib.mixed_precision.LossScaleOptimizer`, on TF 2.x.
+
+`compute_gradients` scales the loss by the manager's loss scale and returns
+unscaled gradients; `apply_gradients` applies them only when every gradient
+is finite, and updates the manager on every call. Between the two, user code
+(clipping, all-reduce) sees ordinary, unscaled gradients.
+"""
+
+from typing import Any, Iterable, List, Optional, Sequence, Tuple
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import loss_scale as loss_scale_lib
+from contrib_mixed_precision import loss_scale_manager as manager_lib
+
+_V1Optimizer = tf.compat.v1.train.Optimizer
+
+
+class GraphKeys(object):
+  """Graph collection keys under which `LossScaleOptimizer` files its tensors.
+
+  Each `apply_gradients` call built in graph mode adds one entry to each:
+
+  * `FINITE_GRADS`: the scalar bool tensor that decides the step: True when
+    every gradient was finite and the inner optimizer's update was applied.
+  * `LOSS_SCALE`: the loss scale used for the step, a scalar float32 tensor.
+
+  Hooks (such as `LossScaleHook`) read them with no reference to the
+  optimizer. Nothing here creates a variable, so checkpoints are unchanged.
+  """
+  FINITE_GRADS = "contrib_mixed_precision_finite_grads"
+  LOSS_SCALE = "contrib_mixed_precision_loss_scale"
+
+
+def _as_op(result):
+  """An inner `apply_gradients` result as one op (for a cond branch)."""
+  if result is None:
+    return tf.no_op()
+  if isinstance(result, tf.Operation):
+    return result
+  if isinstance(result, tf.Tensor):
+    return result.op
+  return tf.group(result)
+
+
+class LossScaleOptimizer(_V1Optimizer):
+  """An optimizer that applies loss scaling, as TF 1.15's contrib one did.
+
+  Loss scaling multiplies the loss by a scale before differentiation, so that
+  small float16 gradients do not underflow, and divides the gradients by it
+  afterwards. A step whose gradients contain NaN or Inf is skipped entirely:
+  the model, the optimizer's slots and `global_step` stay as they were, and
+  the manager lowers the scale.
+
+  Why it exists: TF 2.x has no `tf.contrib`, and TF's own
+  `tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer` differs in
+  behaviour (a fixed scale does not skip NaN steps; a different policy) and
+  in variable names. This class is TF 1.15's optimizer, with its crashes on
+  None gradients and under `MirroredStrategy` fixed.
+
+  Example (TF1 graph mode):
+
+  ```python
+  manager = ExponentialUpdateLossScaleManager(2**32, 1000, decr_ratio=0.5)
+  opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-4), manager)
+  grads_and_vars = opt.compute_gradients(loss)
+  grads, tvars = zip(*grads_and_vars)
+  grads, _ = tf.clip_by_global_norm(grads, 1.0)
+  train_op = opt.apply_gradients(zip(grads, tvars), global_step)
+  ```
+  """
+
+  def __init__(self,
+               opt: _V1Optimizer,
+               loss_scale_manager,
+               *,
+               advance_global_step_on_skip: bool = False):
+    """Wraps `opt`.
+
+    Args:
+      opt: The `tf.compat.v1.train.Optimizer` that applies the unscaled
+        gradients (a Horovod `DistributedOptimizer` included).
+      loss_scale_manager: A `LossScaleManager`, or a TF2
+        `tf.compat.v1.mixed_precision.LossScale` (adapted through
+        `LossScaleManager.from_loss_scale`).
+      advance_global_step_on_skip: Keyword-only, default False (TF 1.15's
+        behaviour). When True and `apply_gradients` gets a `global_step`,
+        a skipped step still increments it, so step-based hooks such as
+        `StopAtStepHook` count skipped steps too.
+
+    Raises:
+      TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`, or
+        `loss_scale_manager` is neither a manager nor a `LossScale`.
+    """
+    # Set before anything else: subclasses may define __getattr__ forwarding
+    # to `_opt`, which must never find it missing.
+    self._opt = opt
+    if not isinstance(opt, _V1Optimizer):
+      hint = ""
+      if isinstance(opt, tf.Module) or "keras" in type(opt).__module__:
+        hint = (" For a Keras optimizer use "
+                "`tf.keras.mixed_precision.LossScaleOptimizer` instead.")
+      raise TypeError(
+          "`opt` must be a tf.compat.v1.train.Optimizer, but got {!r} of type "
+          "{}.{}".format(opt, type(opt).__name__, hint))
+    if isinstance(loss_scale_manager, tf.compat.v1.mixed_precision.LossScale):
+      loss_scale_manager = manager_lib.LossScaleManager.from_loss_scale(
+          loss_scale_manager)
+    if not isinstance(loss_scale_manager, manager_lib.LossScaleManager):
+      raise TypeError(
+          "`loss_scale_manager` must be a LossScaleManager (e.g. "
+          "ExponentialUpdateLossScaleManager) or a "
+          "tf.compat.v1.mixed_precision.LossScale, but got {!r} of type "
+          "{}.".format(loss_scale_manager, type(loss_scale_manager).__name__))
+    self._loss_scale_manager = loss_scale_manager
+    self._advance_global_step_on_skip = bool(advance_global_step_on_skip)
+    # Some wrappers have neither `_use_locking` nor `get_name()`.
+    get_name = getattr(opt, "get_name", None)
+    name = get_name() if callable(get_name) else None
+    super().__init__(
+        use_locking=bool(getattr(opt, "_use_locking", False)),
+        name=name or type(opt).__name__)
+    # Same dependency names as TF's MixedPrecisionLossScaleOptimizer, so
+    # `tf.train.Checkpoint(optimizer=lso)` saves the inner optimizer's and
+    # the manager's state.
+    _tf_compat.track_trackable(self, opt, "base_optimizer")
+    loss_scale_object = getattr(loss_scale_manager, "loss_scale", None)
+    if isinstance(loss_scale_object, tf.compat.v1.mixed_precision.LossScale):
+      _tf_compat.track_trackable(self, loss_scale_object, "loss_scale")
+    # The last step's decision and scale, for observability (see GraphKeys).
+    self.finite_grads = None
+    self.loss_scale = None
+
+  # -- Delegation ----------------------------------------------------------
+
+  def get_name(self) -> str:
+    get_name = getattr(self._opt, "get_name", None)
+    return get_name() if callable(get_name) else self._name
+
+  def get_slot(self, var, name):
+    return self._opt.get_slot(var, name)
+
+  def get_slot_names(self) -> List[str]:
+    return self._opt.get_slot_names()
+
+  def variables(self) -> List[tf.Variable]:
+    """The inner optimizer's variables, then the manager's state variables."""
+    inner = getattr(self._opt, "variables", None)
+    result = list(inner()) if callable(inner) else []
+    manager_variables = getattr(self._loss_scale_manager, "variables", None)
+    if callable(manager_variables):
+      seen = set(id(v) for v in result)
+      result.extend(v for v in manager_variables() if id(v) not in seen)
+    return result
+
+  # -- Gradients ----------------------------------------------------------
+
+  def compute_gradients(self,
+                        loss,
+                        var_list=None,
+                        gate_gradients=_V1Optimizer.GATE_OP,
+                        aggregation_method=None,
+                        colocate_gradients_with_ops=False,
+                        grad_loss=None) -> List[Tuple[Any, tf.Variable]]:
+    """Computes unscaled gradients of the scaled loss.
+
+    The loss is multiplied by the loss scale cast to the loss's dtype, the
+    inner optimizer's `compute_gradients` differentiates it (all six
+    arguments forwarded), and each gradient is multiplied by the reciprocal
+    of the scale cast to that gradient's dtype.
+
+    Args:
+      loss: A scalar tensor, or a callable returning one (required in eager
+        mode).
+      var_list: See `tf.compat.v1.train.Optimizer.compute_gradients`.
+      gate_gradients: Same.
+      aggregation_method: Same.
+      colocate_gradients_with_ops: Same.
+      grad_loss: Same.
+
+    Returns:
+      A list of `(gradient, variable)` pairs in `var_list` order; a None
+      gradient stays None, and an `IndexedSlices` gradient stays sparse.
+    """
+    loss_scale = self._loss_scale_manager.get_loss_scale()
+    if callable(loss):
+      if tf.executing_eagerly():
+        user_loss = loss
+
+        def scaled_loss():
+          value = user_loss()
+          return value * tf.cast(loss_scale, value.dtype.base_dtype)
+      else:
+        value = loss()
+        scaled_loss = value * tf.cast(loss_scale, value.dtype.base_dtype)
+    else:
+      loss = tf.convert_to_tensor(loss)
+      scaled_loss = loss * tf.cast(loss_scale, loss.dtype.base_dtype)
+    grads_and_vars = self._opt.compute_gradients(
+        scaled_loss,
+        var_list=var_list,
+        gate_gradients=gate_gradients,
+        aggregation_method=aggregation_method,
+        colocate_gradients_with_ops=colocate_gradients_with_ops,
+        grad_loss=grad_loss)
+    return self._down_scale(grads_and_vars, loss_scale)
+
+  def _down_scale(self, grads_vars, loss_scale):
+    """Divides each gradient by `loss_scale` (TF 1.15 API, kept for subclasses).
+
+    Args:
+      grads_vars: `(gradient, variable)` pairs.
+      loss_scale: The scalar float32 scale the loss was multiplied by.
+
+    Returns:
+      A list of `(gradient * (1 / loss_scale), variable)` pairs; None stays
+      None and `IndexedSlices` stay sparse.
+    """
+    inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
+    # One cast per gradient dtype, not per gradient.
+    inv_by_dtype = {}
+
+    def inv(dtype):
+      if dtype not in inv_by_dtype:
+        inv_by_dtype[dtype] = (inv_loss_scale if dtype == tf.float32 else
+                               tf.cast(inv_loss_scale, dtype))
+      return inv_by_dtype[dtype]
+
+    result = []
+    for g, v in grads_vars:
+      if g is None:
+        result.append((None, v))
+      elif isinstance(g, tf.IndexedSlices):
+        values = g.values * inv(g.values.dtype.base_dtype)
+        result.append((tf.IndexedSlices(values, g.indices, g.dense_shape), v))
+      else:
+        result.append((g * inv(g.dtype.base_dtype), v))
+    return result
+
+  # -- Applying ------------------------------------------------------------
+
+  def apply_gradients(self, grads_and_vars: Iterable[Tuple[Any, Any]],
+                      global_step=None, name: Optional[str] = None):
+    """Applies the gradients if all are finite, and updates the loss scale.
+
+    Args:
+      grads_and_vars: Any iterable of `(gradient, variable)` pairs (a `zip`
+        included), read once. None gradients are passed through to the inner
+        optimizer and ignored by the finiteness check.
+      global_step: Passed to the inner optimizer, which increments it when it
+        applies. A skipped step leaves it alone (unless the optimizer was
+        built with `advance_global_step_on_skip=True`).
+      name: Passed to the inner optimizer.
+
+    Returns:
+      In graph mode or `tf.function`, an op that applies (or skips) the step
+      and updates the loss scale. In eager mode, None: it has run.
+
+    Raises:
+      TypeError: If an element of `grads_and_vars` is not a pair.
+    """
+    grads_and_vars = tuple(grads_and_vars)
+    for i, pair in enumerate(grads_and_vars):
+      if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise TypeError(
+            "`grads_and_vars` must contain (gradient, variable) pairs, but "
+            "element {} is {!r}.".format(i, pair))
+    is_finite = loss_scale_lib.all_finite([g for g, _ in grads_and_vars])
+    if loss_scale_lib.in_replica_context_of_strategy():
+      # One decision for all replicas: any non-finite replica skips them all.
+      agreed = loss_scale_lib.replica_consensus(is_finite)
+      return tf.distribute.get_replica_context().merge_call(
+          self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
+    return self._apply_or_skip(
+        is_finite,
+        lambda: self._opt.apply_gradients(grads_and_vars, global_step, name),
+        global_step)
+
+  def _distributed_apply(self, distribution, grads_and_vars, global_step=None,
+                         name=None):
+    """`apply_gradients` for callers already in a cross-replica context."""
+    grads_and_vars = tuple(grads_and_vars)
+    finite_flags = distribution.extended.call_for_each_replica(
+        lambda *g: tf.cast(loss_scale_lib.all_finite(g), tf.float32),
+        args=tuple(g for g, _ in grads_and_vars))
+    finite_count = distribution.reduce(tf.distribute.ReduceOp.SUM,
+                                       finite_flags, axis=None)
+    is_finite = tf.greater_equal(finite_count,
+                                 distribution.num_replicas_in_sync - 0.5)
+    return self._merged_apply(distribution, grads_and_vars, global_step, name,
+                              is_finite)
+
+  def _merged_apply(self, distribution, grads_and_vars, global_step, name,
+                    is_finite):
+    """The cross-replica half of a distributed `apply_gradients`."""
+    # After consensus every replica holds the same flag.
+    is_finite = distribution.experimental_local_results(is_finite)[0]
+
+    def apply_fn():
+      # The inner (TF1) optimizer expects a replica context, where it does
+      # its own gradient all-reduce.
+      return distribution.group(
+          distribution.extended.call_for_each_replica(
+              self._opt.apply_gradients,
+              args=(grads_and_vars, global_step, name)))
+
+    return self._apply_or_skip(is_finite, apply_fn, global_step)
+
+  def _apply_or_skip(self, is_finite, apply_fn, global_step):
+    """Runs `apply_fn` only if `is_finite`; always updates the manager."""
+    loss_scale = self._loss_scale_manager.get_loss_scale()
+    self.finite_grads = is_finite
+    self.loss_scale = loss_scale
+    if tf.executing_eagerly():
+      finite = bool(is_finite)
+      if finite:
+        apply_fn()
+      self._loss_scale_manager.update_loss_scale(is_finite)
+      if not finite:
+        self._maybe_advance_global_step(global_step)
+      return None
+
+    if not _tf_compat.is_building_function():
+      tf.compat.v1.add_to_collection(GraphKeys.FINITE_GRADS, is_finite)
+      tf.compat.v1.add_to_collection(GraphKeys.LOSS_SCALE,
+                                     tf.convert_to_tensor(loss_scale))
+    # TF 1.15 built the inner apply inside a `tf.cond`, so the inner
+    # optimizer's non-slot variables live in that cond's name scope (Adam's
+    # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
+    # flow v2 builds branches in a function graph with a fresh name scope,
+    # so open the scope here and re-enter it inside the branch.
+    with tf.compat.v1.name_scope(None, default_name="cond") as cond_scope:
+      pass
+
+    def apply_branch():
+      with tf.compat.v1.name_scope(cond_scope):
+        return _as_op(apply_fn())
+
+    maybe_apply = tf.cond(is_finite, apply_branch, tf.no_op,
+                          name=cond_scope.rstrip("/"))
+    update_op = self._loss_scale_manager.update_loss_scale(is_finite)
+    ops = [maybe_apply]
+    if update_op is not None:
+      ops.append(update_op)
+    if self._advance_global_step_on_skip and global_step is not None:
+      with tf.control_dependencies([maybe_apply]):
+        ops.append(
+            tf.cond(is_finite, tf.no_op,
+                    lambda: _as_op(self._maybe_advance_global_step(global_step)),
+                    name="advance_global_step_on_skip"))
+    return tf.group(*ops)
+
+  def _maybe_advance_global_step(self, global_step):
+    if self._advance_global_step_on_skip and global_step is not None:
+      return global_step.assign_add(
+          tf.ones([], dtype=global_step.dtype.base_dtype), use_locking=True,
+          read_value=False)
+    return None
