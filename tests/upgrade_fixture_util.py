@@ -1,0 +1,125 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The fixture programs of tests/testdata/upgrade_fixture and their numbers.
+
+Shared by `upgrade_test.py` (which runs the converted programs) and
+`alias_test.py` (which runs them unconverted behind `install_alias()`). The
+expected numbers are computed here independently of TensorFlow: plain
+gradient descent in NumPy, and the TF 1.15 loss-scale policy written out from
+its specification. Loss scaling with finite gradients must not change the
+weights beyond float rounding, and a skipped step must change nothing.
+"""
+
+import collections
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "testdata", "upgrade_fixture")
+
+# Mirrors common.py of the fixture; the test checks they agree.
+_X = np.array([1.0, 2.0, 3.0, 4.0])
+_Y = 3.0 * _X + 1.0
+LEARNING_RATE = 0.05
+
+Program = collections.namedtuple(
+    "Program", ["path", "steps", "bad_steps", "manager"])
+
+# manager: ("fixed", scale) or ("exponential", init, incr_every_n_steps,
+# decr_every_n_nan_or_inf, incr_ratio, decr_ratio).
+PROGRAMS = (
+    Program("train_attr.py", 10, (), ("exponential", 2.0**10, 3, 2, 2, 0.8)),
+    Program("models/from_import.py", 10, (4, 7),
+            ("exponential", 16.0, 2, 1, 2, 0.5)),
+    Program("models/from_contrib.py", 10, (2,), ("fixed", 128.0)),
+    Program("models/import_as.py", 10, (3, 6),
+            ("exponential", 2.0**32, 1000, 2, 2, 0.5)),
+    Program("models/module_paths.py", 8, (),
+            ("exponential", 4.0, 3, 2, 2, 0.8)),
+    Program("models/compat_attr.py", 10, (), ("fixed", 2.0**15)),
+)
+
+
+def expected_scale(manager, finite_flags):
+  """The loss scale after `finite_flags` steps, per the TF 1.15 policy."""
+  if manager[0] == "fixed":
+    return manager[1]
+  _, scale, incr_n, decr_n, incr_ratio, decr_ratio = manager
+  good = bad = 0
+  for finite in finite_flags:
+    if finite:
+      if good + 1 >= incr_n:
+        if np.isfinite(np.float32(scale * incr_ratio)):
+          scale *= incr_ratio
+        good = bad = 0
+      else:
+        # Bad steps accumulate non-consecutively: a good one does not clear.
+        good += 1
+    else:
+      if bad + 1 >= decr_n:
+        scale = max(1.0, scale * decr_ratio)
+        good = bad = 0
+      else:
+        bad += 1
+        good = 0
+  return scale
+
+
+def expected_values(program):
+  """The loss, weights and scale `program` must print."""
+  w = b = 0.0
+  for step in range(program.steps):
+    if step in program.bad_steps:
+      continue  # Non-finite gradients: the step is skipped.
+    residual = _X * w + b - _Y
+    w, b = (w - LEARNING_RATE * 2.0 * np.mean(_X * residual),
+            b - LEARNING_RATE * 2.0 * np.mean(residual))
+  loss = float(np.mean((_X * w + b - _Y)**2))
+  flags = [step not in program.bad_steps for step in range(program.steps)]
+  return {"loss": loss, "w": w, "b": b,
+          "scale": expected_scale(program.manager, flags)}
+
+
+def package_env():
+  """The environment for a subprocess that must import this package."""
+  import contrib_mixed_precision  # pylint: disable=g-import-not-at-top
+  root = os.path.dirname(
+      os.path.abspath(list(contrib_mixed_precision.__path__)[0]))
+  env = dict(os.environ)
+  env["PYTHONPATH"] = os.pathsep.join(
+      p for p in (root, env.get("PYTHONPATH")) if p)
+  env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+  return env
+
+
+def run_python(args, cwd=None, timeout=300):
+  """Runs `python *args`; returns the CompletedProcess (text)."""
+  return subprocess.run([sys.executable] + list(args), cwd=cwd,
+                        env=package_env(), capture_output=True, text=True,
+                        timeout=timeout, check=False)
+
+
+def last_json(proc):
+  """The JSON object on the last line of a program's stdout."""
+  lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+  if proc.returncode != 0 or not lines:
+    raise AssertionError(
+        "The program failed (exit {}).\nstdout:\n{}\nstderr:\n{}".format(
+            proc.returncode, proc.stdout, proc.stderr[-6000:]))
+  return json.loads(lines[-1])
