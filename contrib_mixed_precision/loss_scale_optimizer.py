@@ -39,12 +39,27 @@ class GraphKeys(object):
   * `FINITE_GRADS`: the scalar bool tensor that decides the step: True when
     every gradient was finite and the inner optimizer's update was applied.
   * `LOSS_SCALE`: the loss scale used for the step, a scalar float32 tensor.
+    It is a copy taken before the manager updates the scale, so fetching it
+    with the train op gives this step's scale, not the next one's.
+  * `MIN_LOSS_SCALE`: a scalar float32 constant, the lowest scale the
+    manager can reach: the scale itself for a `FixedLossScaleManager`, 1
+    otherwise (TF 1.15's floor, and TF2's `DynamicLossScale`'s). A step
+    skipped at this scale cannot be rescued by lowering it.
 
   Hooks (such as `LossScaleHook`) read them with no reference to the
   optimizer. Nothing here creates a variable, so checkpoints are unchanged.
   """
   FINITE_GRADS = "contrib_mixed_precision_finite_grads"
   LOSS_SCALE = "contrib_mixed_precision_loss_scale"
+  MIN_LOSS_SCALE = "contrib_mixed_precision_min_loss_scale"
+
+
+def _min_loss_scale(manager) -> float:
+  """The lowest scale `manager` can reach (see `GraphKeys.MIN_LOSS_SCALE`)."""
+  if isinstance(manager, manager_lib.FixedLossScaleManager):
+    # TF 1.15's attribute, which subclasses that skip `__init__` set too.
+    return float(manager._loss_scale)  # pylint: disable=protected-access
+  return 1.0
 
 
 def _as_op(result):
@@ -335,10 +350,20 @@ class LossScaleOptimizer(_V1Optimizer):
         self._maybe_advance_global_step(global_step)
       return None
 
-    if not _tf_compat.is_building_function():
+    file_in_collections = not _tf_compat.is_building_function()
+    if file_in_collections:
+      # Snapshot copies the value (a plain read of a ref variable aliases its
+      # buffer), and the manager's update waits for it below: a fetch of the
+      # scale with the train op then sees this step's scale, never the next.
+      loss_scale = tf.raw_ops.Snapshot(
+          input=tf.cast(loss_scale, tf.float32), name="step_loss_scale")
+      self.loss_scale = loss_scale
       tf.compat.v1.add_to_collection(GraphKeys.FINITE_GRADS, is_finite)
-      tf.compat.v1.add_to_collection(GraphKeys.LOSS_SCALE,
-                                     tf.convert_to_tensor(loss_scale))
+      tf.compat.v1.add_to_collection(GraphKeys.LOSS_SCALE, loss_scale)
+      tf.compat.v1.add_to_collection(
+          GraphKeys.MIN_LOSS_SCALE,
+          tf.constant(_min_loss_scale(self._loss_scale_manager), tf.float32,
+                      name="min_loss_scale"))
     # TF 1.15 built the inner apply inside a `tf.cond`, so the inner
     # optimizer's non-slot variables live in that cond's name scope (Adam's
     # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
@@ -353,7 +378,9 @@ class LossScaleOptimizer(_V1Optimizer):
 
     maybe_apply = tf.cond(is_finite, apply_branch, tf.no_op,
                           name=cond_scope.rstrip("/"))
-    update_op = self._loss_scale_manager.update_loss_scale(is_finite)
+    with tf.control_dependencies(
+        [loss_scale] if file_in_collections else []):
+      update_op = self._loss_scale_manager.update_loss_scale(is_finite)
     ops = [maybe_apply]
     if update_op is not None:
       ops.append(update_op)
