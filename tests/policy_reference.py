@@ -1,0 +1,72 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""An independent pure-Python model of TF 1.15's exponential policy.
+
+Written from TF 1.15's description as plain branches over NumPy float32
+scalars (TF 1.15 multiplied a float32 variable by Python ratios), so tests
+can compare the package's branch-free TensorFlow implementation with it.
+No TensorFlow here.
+"""
+
+import numpy as np
+
+
+def exponential_policy(flags, init_loss_scale, incr_every_n_steps,
+                       decr_every_n_nan_or_inf=2, incr_ratio=2,
+                       decr_ratio=0.8, good=0, bad=0):
+  """Returns [(scale, good_steps, bad_steps)] after each flag of `flags`."""
+  scale = np.float32(init_loss_scale)
+  out = []
+  with np.errstate(over="ignore"):
+    for finite in flags:
+      if finite:
+        if good + 1 >= incr_every_n_steps:
+          grown = np.float32(scale * np.float32(incr_ratio))
+          if np.isfinite(grown):
+            scale = grown
+          good, bad = 0, 0
+        else:
+          good += 1
+      else:
+        if bad + 1 >= decr_every_n_nan_or_inf:
+          scale = max(np.float32(1.0),
+                      np.float32(scale * np.float32(decr_ratio)))
+          good, bad = 0, 0
+        else:
+          bad += 1
+          good = 0
+      out.append((float(scale), good, bad))
+  return out
+
+
+def dynamic_policy(flags, initial_loss_scale, increment_period, multiplier):
+  """TF2's DynamicLossScale policy, for checking the adapter follows it."""
+  scale = np.float32(initial_loss_scale)
+  good = 0
+  out = []
+  for finite in flags:
+    if finite:
+      if good + 1 >= increment_period:
+        grown = np.float32(scale * np.float32(multiplier))
+        if np.isfinite(grown):
+          scale = grown
+        good = 0
+      else:
+        good += 1
+    else:
+      scale = max(np.float32(1.0), np.float32(scale / np.float32(multiplier)))
+      good = 0
+    out.append(float(scale))
+  return out
