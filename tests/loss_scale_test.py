@@ -1,0 +1,194 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for the TF2 side: ExponentialUpdateLossScale and all_finite."""
+
+import os
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import policy_reference
+from contrib_mixed_precision import loss_scale as loss_scale_lib
+
+MODES = ("graph", "eager", "function")
+BIG = float(np.finfo(np.float32).max) / 2
+
+
+def evaluate(mode, fn):
+  """Runs `fn()` (building TF ops) in `mode` and returns numpy results."""
+  if mode == "graph":
+    with tf.Graph().as_default():
+      result = fn()
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        return sess.run(result)
+  if mode == "function":
+    return tf.nest.map_structure(lambda t: t.numpy(), tf.function(fn)())
+  return tf.nest.map_structure(lambda t: t.numpy(), fn())
+
+
+class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(values=[[1.0, 2.0], [3.0]], expected=True),
+          dict(values=[[1.0, np.nan], [3.0]], expected=False),
+          dict(values=[[1.0], [np.inf]], expected=False),
+          dict(values=[[-np.inf, np.inf]], expected=False),
+          # Finite elements whose sum overflows float32: the fast path's
+          # total is inf, and the exact check must still say True.
+          dict(values=[[BIG, BIG, BIG], [BIG]], expected=True),
+          dict(values=[[BIG, -BIG], [np.nan]], expected=False),
+      ])
+  def test_float32(self, mode, case):
+    result = evaluate(
+        mode, lambda: loss_scale_lib.all_finite(
+            [tf.constant(v, tf.float32) for v in case["values"]]))
+    self.assertEqual(bool(result), case["expected"])
+
+  @parameterized.product(mode=MODES, dtype=["float16", "bfloat16", "float64"])
+  def test_other_dtypes(self, mode, dtype):
+    big = float(tf.as_dtype(dtype).max) / 2
+
+    def fn():
+      ok = [tf.constant([big, big], dtype), tf.constant([1.0], tf.float32)]
+      bad = [tf.constant([big, np.inf], dtype), tf.constant([1.0])]
+      return (loss_scale_lib.all_finite(ok), loss_scale_lib.all_finite(bad))
+
+    self.assertEqual([bool(x) for x in evaluate(mode, fn)], [True, False])
+
+  @parameterized.parameters(*MODES)
+  def test_none_and_indexed_slices(self, mode):
+
+    def fn():
+      sparse_ok = tf.IndexedSlices(
+          tf.constant([[1.0, 2.0]]), tf.constant([3]), tf.constant([5, 2]))
+      sparse_bad = tf.IndexedSlices(
+          tf.constant([[1.0, np.nan]]), tf.constant([0]), tf.constant([5, 2]))
+      return (loss_scale_lib.all_finite([None, sparse_ok, tf.ones([2])]),
+              loss_scale_lib.all_finite([sparse_bad, None]),
+              loss_scale_lib.all_finite([None, None]),
+              loss_scale_lib.all_finite([]))
+
+    self.assertEqual([bool(x) for x in evaluate(mode, fn)],
+                     [True, False, True, True])
+
+
+class ExponentialUpdateLossScaleTest(tf.test.TestCase,
+                                     parameterized.TestCase):
+
+  @parameterized.parameters(*MODES)
+  def test_update_from_gradients(self, mode):
+    flags = [True, True, False, True, False, False, True]
+
+    def grads_for(finite):
+      # None grads are ignored; IndexedSlices are judged by their values.
+      value = 1.0 if finite else np.nan
+      return [None, tf.constant([2.0]),
+              tf.IndexedSlices(tf.constant([[value]]), tf.constant([0]),
+                               tf.constant([3, 1]))]
+
+    if mode == "graph":
+      with tf.Graph().as_default():
+        loss_scale = loss_scale_lib.ExponentialUpdateLossScale(8, 2, 2, 2,
+                                                               0.5)
+        updates = [loss_scale.update(grads_for(f)) for f in flags]
+        for op, _ in updates:
+          self.assertIsInstance(op, tf.Operation)
+        with tf.compat.v1.Session() as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          out = []
+          for op, should_apply in updates:
+            _, applied = sess.run([op, should_apply])
+            out.append((sess.run(loss_scale()), bool(applied)))
+    else:
+      loss_scale = loss_scale_lib.ExponentialUpdateLossScale(8, 2, 2, 2, 0.5)
+      out = []
+      if mode == "function":
+        step = tf.function(lambda finite: loss_scale.update(
+            grads_for(finite))[1])
+      for f in flags:
+        if mode == "function":
+          applied = step(f)
+        else:
+          op, applied = loss_scale.update(grads_for(f))
+          self.assertIsNone(op)
+        out.append((loss_scale().numpy(), bool(applied)))
+    expected = policy_reference.exponential_policy(flags, 8, 2, 2, 2, 0.5)
+    self.assertEqual(out, [(s, f) for (s, _, _), f in zip(expected, flags)])
+
+  def test_config_round_trip(self):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(
+        2**32, 1000, decr_every_n_nan_or_inf=3, incr_ratio=4, decr_ratio=0.5)
+    config = loss_scale.get_config()
+    self.assertEqual(
+        config, {
+            "init_loss_scale": 2.0**32,
+            "incr_every_n_steps": 1000,
+            "decr_every_n_nan_or_inf": 3,
+            "incr_ratio": 4.0,
+            "decr_ratio": 0.5
+        })
+    rebuilt = loss_scale_lib.ExponentialUpdateLossScale.from_config(config)
+    self.assertEqual(rebuilt.get_config(), config)
+    self.assertEqual(rebuilt().numpy(), 2.0**32)
+    self.assertIn("incr_every_n_steps=1000", repr(rebuilt))
+
+  def test_is_a_tf_loss_scale(self):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(4, 2)
+    self.assertIsInstance(loss_scale, tf.compat.v1.mixed_precision.LossScale)
+    self.assertEqual(loss_scale().dtype, tf.float32)
+
+  def test_checkpoint_dependencies_are_the_three_variables(self):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(64, 2, 2, 2, 0.5)
+    loss_scale.update([tf.constant(np.nan)])
+    loss_scale.update([tf.constant(1.0)])
+    checkpoint = tf.train.Checkpoint(ls=loss_scale)
+    path = checkpoint.save(os.path.join(self.get_temp_dir(), "ls"))
+    keys = {name for name, _ in tf.train.list_variables(path)}
+    self.assertContainsSubset(
+        {"ls/loss_scale/.ATTRIBUTES/VARIABLE_VALUE",
+         "ls/good_steps/.ATTRIBUTES/VARIABLE_VALUE",
+         "ls/bad_steps/.ATTRIBUTES/VARIABLE_VALUE"}, keys)
+    restored = loss_scale_lib.ExponentialUpdateLossScale(1, 2, 2, 2, 0.5)
+    tf.train.Checkpoint(ls=restored).restore(path).assert_consumed()
+    self.assertEqual([v.numpy().item() for v in restored.variables()],
+                     [64.0, 1, 1])
+
+  def test_state_per_graph(self):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(4, 1)
+    eager_vars = loss_scale.variables()
+    with tf.Graph().as_default():
+      graph_vars = loss_scale.variables()
+      self.assertEqual([v.name for v in graph_vars],
+                       ["loss_scale:0", "good_steps:0", "bad_steps:0"])
+      self.assertIs(loss_scale.variables()[0], graph_vars[0])
+    self.assertIs(loss_scale.variables()[0], eager_vars[0])
+
+  def test_function_uses_the_outer_state(self):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(4, 1)
+    (scale_var,) = loss_scale.variables()[:1]
+    step = tf.function(lambda: loss_scale.update([tf.constant(1.0)])[1])
+    step()
+    step()
+    self.assertLen(loss_scale.variables(), 3)
+    self.assertIs(loss_scale.variables()[0], scale_var)
+    self.assertEqual(scale_var.numpy(), 16.0)
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,74 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Fails loudly if TensorFlow moves a private attribute `_tf_compat` uses."""
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _tf_compat
+
+
+class TfCompatTest(tf.test.TestCase):
+
+  def test_graph_key(self):
+    self.assertIsNone(_tf_compat.graph_key())
+    with tf.Graph().as_default() as g:
+      key = _tf_compat.graph_key()
+      self.assertIsInstance(key, str)
+      self.assertEqual(_tf_compat.graph_key(g), key)
+
+  def test_function_graph_shares_outer_key(self):
+    with tf.Graph().as_default():
+      outer = _tf_compat.graph_key()
+      keys = []
+
+      @tf.function
+      def fn():
+        keys.append(_tf_compat.graph_key())
+        self.assertTrue(_tf_compat.is_building_function())
+        self.assertIs(
+            _tf_compat.outer_graph(tf.compat.v1.get_default_graph()),
+            tf.compat.v1.get_default_graph().outer_graph)
+        return tf.constant(0)
+
+      fn.get_concrete_function()
+      self.assertEqual(keys, [outer])
+      self.assertFalse(_tf_compat.is_building_function())
+
+  def test_loss_scale_weight_registry(self):
+    loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale()
+    names = sorted(v.name for v in _tf_compat.loss_scale_weights(loss_scale))
+    self.assertEqual(names, ["current_loss_scale:0", "good_steps:0"])
+    extra = tf.Variable(3.0)
+    _tf_compat.register_loss_scale_weight(loss_scale, "extra", extra, None)
+    self.assertIn(extra, _tf_compat.loss_scale_weights(loss_scale))
+    with self.assertRaisesRegex(RuntimeError, "already exists"):
+      _tf_compat.register_loss_scale_weight(loss_scale, "extra", extra, None)
+    # Registered weights are checkpoint dependencies of the LossScale.
+    path = tf.train.Checkpoint(ls=loss_scale).save(
+        self.get_temp_dir() + "/ckpt")
+    self.assertIn("ls/extra/.ATTRIBUTES/VARIABLE_VALUE",
+                  [name for name, _ in tf.train.list_variables(path)])
+
+  def test_track_trackable(self):
+    opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
+    child = tf.Variable(1.0)
+    _tf_compat.track_trackable(opt, child, "child")
+    path = tf.train.Checkpoint(opt=opt).save(self.get_temp_dir() + "/t")
+    self.assertIn("opt/child/.ATTRIBUTES/VARIABLE_VALUE",
+                  [name for name, _ in tf.train.list_variables(path)])
+
+
+if __name__ == "__main__":
+  tf.test.main()
