@@ -14,6 +14,9 @@ usage() {
   cat <<'EOF'
 Usage: scripts/run_tests.sh [options] [-- PYTEST_ARGS...]
 
+PYTEST_ARGS may name test files or node ids relative to the repository
+(e.g. -- tests/version_test.py); then only those run.
+
 Runs the test suite in every TensorFlow environment, then the Bazel targets.
 
 Options:
@@ -55,6 +58,18 @@ done
 
 log() { echo "[run_tests] $*" >&2; }
 
+# Scratch space for this run (wheel, logs); removed on exit.
+SCRATCH="$(mktemp -d)"
+trap 'rm -rf "$SCRATCH"' EXIT
+
+# pip_q PYTHON ARGS...: quiet pip. Drops the "Location '...' is ignored"
+# warnings that a machine-wide find-links setting pointing at a missing
+# directory prints on every call; everything else still reaches stderr.
+pip_q() {
+  local py="$1"; shift
+  "$py" -m pip -q "$@" 2> >(grep -vE "^Location '.*' is ignored" >&2) >&2
+}
+
 # venv_for ENV: echo the path of ENV's virtualenv, creating it when its pinned
 # requirements (or the interpreter) changed since it was built.
 venv_for() {
@@ -72,8 +87,8 @@ venv_for() {
     rm -rf "$venv"
     mkdir -p "$CACHE/venvs"
     "$PYTHON" -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --upgrade pip >&2
-    "$venv/bin/python" -m pip install -q -r "$req" >&2
+    pip_q "$venv/bin/python" install --upgrade pip
+    pip_q "$venv/bin/python" install -r "$req"
     if [[ -x "$REPO/scripts/extra_setup_$env.sh" ]]; then
       "$REPO/scripts/extra_setup_$env.sh" "$venv" >&2
     fi
@@ -82,21 +97,28 @@ venv_for() {
   echo "$venv"
 }
 
-# build_wheel VENV: build the package wheel once per run, into $WHEEL_DIR.
-WHEEL_DIR=""
+# build_wheel VENV: build the package wheel once per run and set $WHEEL to
+# its path. Call it directly, not in $(...), or the result is lost.
+WHEEL=""
 build_wheel() {
   local venv="$1"
-  if [[ -z "$WHEEL_DIR" ]]; then
-    WHEEL_DIR="$(mktemp -d)"
-    # Build from a copy so no build/ or *.egg-info litter lands in the tree.
-    local src="$WHEEL_DIR/src"
+  if [[ -z "$WHEEL" ]]; then
+    local dir="$SCRATCH/wheel" src="$SCRATCH/wheel/src"
     mkdir -p "$src"
-    (cd "$REPO" && git ls-files -z --cached --others --exclude-standard \
-       | xargs -0 cp --parents -t "$src" 2>/dev/null) || cp -r "$REPO/." "$src"
-    "$venv/bin/python" -m pip wheel -q --no-deps --no-build-isolation \
-      -w "$WHEEL_DIR" "$src" >&2
+    # Build from a copy of the tracked and unignored files (those that still
+    # exist), so no build/ or *.egg-info litter lands in the tree.
+    if ! (cd "$REPO" && git ls-files -z --cached --others --exclude-standard \
+          | while IFS= read -r -d '' f; do
+              if [[ -f $f ]]; then printf '%s\0' "$f"; fi
+            done \
+          | xargs -0 -r cp --parents -t "$src"); then
+      log "git ls-files failed; copying the whole tree instead"
+      cp -r "$REPO/." "$src"
+    fi
+    log "building the wheel"
+    pip_q "$venv/bin/python" wheel --no-deps --no-build-isolation -w "$dir" "$src"
+    WHEEL="$(ls "$dir"/contrib_mixed_precision-*.whl)"
   fi
-  ls "$WHEEL_DIR"/contrib_mixed_precision-*.whl
 }
 
 if [[ -n "$PRINT_VENV" ]]; then
@@ -108,24 +130,40 @@ declare -a SUMMARY=()
 STATUS=0
 
 run_pytest_env() {
-  local env="$1" venv wheel out rc line
+  local env="$1" venv out rc line
   venv="$(venv_for "$env")"
   if [[ $SETUP_ONLY == 1 ]]; then
     echo "$env: $venv"
     return 0
   fi
-  wheel="$(build_wheel "$venv")"
-  "$venv/bin/python" -m pip install -q --force-reinstall --no-deps "$wheel" >&2
-  out="$(mktemp -d)"
+  build_wheel "$venv"
+  pip_q "$venv/bin/python" install --force-reinstall --no-deps "$WHEEL"
+  out="$SCRATCH/run-$env"
+  mkdir -p "$out"
   log "$env: pytest ($("$venv/bin/python" -c \
       'import tensorflow as tf; print("TF", tf.__version__)' 2>/dev/null))"
+  # Test paths given after `--` (tests/x_test.py, tests/x_test.py::Case) are
+  # relative to the repository; pytest runs elsewhere, so make them absolute.
+  # Without any, run the whole tests/ directory.
+  local -a targets=() args=()
+  local a
+  for a in "${PYTEST_ARGS[@]}"; do
+    if [[ $a != -* && $a != /* && -e "$REPO/${a%%::*}" ]]; then
+      targets+=("$REPO/$a")
+    elif [[ $a == /* && -e "${a%%::*}" ]]; then
+      targets+=("$a")
+    else
+      args+=("$a")
+    fi
+  done
+  [[ ${#targets[@]} -gt 0 ]] || targets=("$REPO/tests")
   set +e
   # Run from an empty directory: `import contrib_mixed_precision` must resolve
   # to the installed wheel, never to the source tree.
   (cd "$out" && CMP_TEST_ENV="$env" CMP_EXPECT_INSTALLED=1 \
      PATH="$venv/bin:$PATH" \
      "$venv/bin/python" -m pytest -c "$REPO/pytest.ini" --rootdir "$REPO" \
-       -p no:cacheprovider "$REPO/tests" "${PYTEST_ARGS[@]}" 2>&1 \
+       -p no:cacheprovider "${targets[@]}" "${args[@]}" 2>&1 \
      | tee "$out/pytest.log")
   rc=${PIPESTATUS[0]}
   set -e
@@ -143,12 +181,22 @@ run_bazel() {
   if ! command -v bazel >/dev/null 2>&1; then
     "$REPO/scripts/install_system_deps.sh" >&2
   fi
+  if ! command -v bazel >/dev/null 2>&1; then
+    log "bazel: not found, and scripts/install_system_deps.sh did not install it"
+    SUMMARY+=("bazel: FAIL (bazel not installed)")
+    STATUS=1
+    return 0
+  fi
   log "bazel: bazel test //... (Python: $venv/bin/python)"
+  local start=$SECONDS
   set +e
+  # The venv's bin/ first on PATH: Bazel's autodetecting Python toolchain runs
+  # the first `python3` there, and .bazelrc passes PATH through to tests.
   (cd "$REPO" && PATH="$venv/bin:$PATH" bazel test //... 2>&1 \
-     | tee "$(mktemp)" | grep -vE '^(INFO|Loading|Analyzing)' )
+     | tee "$SCRATCH/bazel.log" | grep -vE '^(INFO|Loading|Analyzing)' )
   local rc=${PIPESTATUS[0]}
   set -e
+  log "bazel: finished in $((SECONDS - start))s"
   local n
   n="$(cd "$REPO" && PATH="$venv/bin:$PATH" bazel query 'tests(//...)' \
         2>/dev/null | wc -l)"

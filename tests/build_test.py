@@ -1,0 +1,235 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Keeps the Bazel BUILD file complete as modules and tests are added.
+
+BUILD declares one `py_library` per module and one `py_test` per test file,
+with explicit deps and no glob, so nothing picks up a new file by itself. These
+tests fail when a file has no target, a target names a missing file, or a
+target imports a module of this repository that is not in its deps.
+
+BUILD is Starlark, which parses as Python, so it is read with `ast`. The
+source tree is found through BUILD itself: from pytest it sits next to
+tests/; under Bazel the runfiles copy is a symlink into the source tree, so
+files that no target declares can still be listed.
+"""
+
+import ast
+import os
+
+from absl.testing import absltest
+
+_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_PACKAGE = "contrib_mixed_precision"
+_RULES = ("py_library", "py_test", "py_binary")
+
+
+def _find_repo():
+  build = os.path.join(_HERE, "BUILD")
+  if not os.path.exists(build):
+    return None
+  return os.path.dirname(os.path.realpath(build))
+
+
+def _literal(node, what):
+  try:
+    return ast.literal_eval(node)
+  except ValueError as e:
+    raise AssertionError(
+        "BUILD: {} must be a literal (no glob() or expressions): {}".format(
+            what, ast.unparse(node))) from e
+
+
+def _parse_build(repo):
+  """Returns ({name: target}, [glob call lines]) for the root BUILD file.
+
+  Each target is a dict with `rule`, `name`, `srcs`, `deps` and `data`.
+  """
+  with open(os.path.join(repo, "BUILD"), encoding="utf-8") as f:
+    tree = ast.parse(f.read(), filename="BUILD")
+  targets, globs = {}, []
+  for node in ast.walk(tree):
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+      continue
+    if node.func.id == "glob":
+      globs.append(node.lineno)
+    if node.func.id not in _RULES:
+      continue
+    kwargs = {k.arg: k.value for k in node.keywords}
+    name = _literal(kwargs["name"], "name")
+    target = {"rule": node.func.id, "name": name}
+    for attr in ("srcs", "deps", "data"):
+      target[attr] = (_literal(kwargs[attr], "{}.{}".format(name, attr))
+                      if attr in kwargs else [])
+    if name in targets:
+      raise AssertionError("BUILD: target {!r} is declared twice.".format(name))
+    targets[name] = target
+  return targets, globs
+
+
+def _py_files(repo, subdir):
+  return sorted(
+      "{}/{}".format(subdir, f) for f in os.listdir(os.path.join(repo, subdir))
+      if f.endswith(".py"))
+
+
+def _local_label(label):
+  """':x' or '//:x' -> 'x'; None for labels in other packages or repos."""
+  if label.startswith(":"):
+    return label[1:]
+  if label.startswith("//:"):
+    return label[3:]
+  return None
+
+
+def _imported_files(repo, src):
+  """Repository files that `src` imports: package modules and test helpers."""
+  with open(os.path.join(repo, src), encoding="utf-8") as f:
+    tree = ast.parse(f.read(), filename=src)
+  test_helpers = {os.path.splitext(os.path.basename(p))[0]: p
+                  for p in _py_files(repo, "tests")
+                  if not p.endswith("_test.py") and p != "tests/conftest.py"}
+  package_init = "{}/__init__.py".format(_PACKAGE)
+
+  def module_file(dotted):
+    parts = dotted.split(".")
+    if parts[0] == _PACKAGE:
+      if len(parts) == 1:
+        return package_init
+      path = "{}/{}.py".format(_PACKAGE, parts[1])
+      return path if os.path.exists(os.path.join(repo, path)) else None
+    if len(parts) == 1 and parts[0] in test_helpers:
+      return test_helpers[parts[0]]
+    return None
+
+  found = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      for alias in node.names:
+        found.add(module_file(alias.name))
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+      if node.module == _PACKAGE:
+        for alias in node.names:
+          # `from pkg import module` needs the module; `from pkg import Name`
+          # needs the package's __init__.
+          found.add(module_file("{}.{}".format(_PACKAGE, alias.name))
+                    or package_init)
+      else:
+        found.add(module_file(node.module))
+  found.discard(None)
+  # A file's own package __init__ is not a dependency of the __init__ itself.
+  found.discard(src)
+  return found
+
+
+class BuildTest(absltest.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.repo = _find_repo()
+    if self.repo is None:
+      self.skipTest("No BUILD file next to the tests ({}): these checks need "
+                    "the source tree.".format(_HERE))
+    self.targets, self.globs = _parse_build(self.repo)
+    self.by_src = {}
+    for target in self.targets.values():
+      for src in target["srcs"]:
+        self.by_src.setdefault(src, []).append(target["name"])
+
+  def test_no_glob(self):
+    self.assertEqual(self.globs, [],
+                     msg="BUILD uses glob() on lines {}; list files "
+                     "explicitly.".format(self.globs))
+
+  def test_every_module_has_one_py_library(self):
+    for src in _py_files(self.repo, _PACKAGE):
+      with self.subTest(src=src):
+        owners = self.by_src.get(src, [])
+        self.assertLen(
+            owners, 1,
+            msg="{} needs exactly one py_library in BUILD (has {}). Add:\n"
+            "py_library(\n    name = \"{}\",\n    srcs = [\"{}\"],\n"
+            "    deps = [...],\n)".format(
+                src, owners,
+                os.path.splitext(os.path.basename(src))[0]
+                if not src.endswith("__init__.py") else _PACKAGE, src))
+        target = self.targets[owners[0]]
+        self.assertEqual(target["rule"], "py_library")
+        self.assertEqual(target["srcs"], [src],
+                         msg="One module per py_library.")
+
+  def test_every_test_file_has_a_py_test(self):
+    for src in _py_files(self.repo, "tests"):
+      if not src.endswith("_test.py"):
+        continue
+      with self.subTest(src=src):
+        name = os.path.splitext(os.path.basename(src))[0]
+        self.assertTrue(name in self.targets,
+                        msg="{} has no py_test named {!r} in BUILD.".format(
+                            src, name))
+        target = self.targets[name]
+        self.assertEqual(target["rule"], "py_test")
+        self.assertEqual(target["srcs"], [src])
+
+  def test_every_test_helper_has_a_py_library(self):
+    for src in _py_files(self.repo, "tests"):
+      # conftest.py is a pytest plugin; Bazel runs each test as a script.
+      if src.endswith("_test.py") or src == "tests/conftest.py":
+        continue
+      with self.subTest(src=src):
+        owners = self.by_src.get(src, [])
+        self.assertLen(owners, 1,
+                       msg="Test helper {} needs one py_library in BUILD "
+                       "(with imports = [\"tests\"]).".format(src))
+        self.assertEqual(self.targets[owners[0]]["rule"], "py_library")
+
+  def test_every_listed_file_exists(self):
+    for target in self.targets.values():
+      for attr in ("srcs", "data"):
+        for path in target[attr]:
+          if path.startswith((":", "//", "@")):
+            continue
+          with self.subTest(target=target["name"], path=path):
+            self.assertTrue(
+                os.path.exists(os.path.join(self.repo, path)),
+                msg="BUILD target {!r} lists {} in {}, which does not "
+                "exist.".format(target["name"], path, attr))
+
+  def test_every_local_dep_is_declared(self):
+    for target in self.targets.values():
+      for dep in target["deps"]:
+        name = _local_label(dep)
+        if name is None:
+          continue
+        with self.subTest(target=target["name"], dep=dep):
+          self.assertTrue(name in self.targets,
+                          msg="{!r} is not a target of BUILD.".format(dep))
+
+  def test_deps_cover_imports(self):
+    for target in self.targets.values():
+      deps = {_local_label(d) for d in target["deps"]}
+      for src in target["srcs"]:
+        for imported in sorted(_imported_files(self.repo, src)):
+          owners = self.by_src.get(imported, [])
+          with self.subTest(target=target["name"], imports=imported):
+            self.assertTrue(
+                deps.intersection(owners),
+                msg="{} imports {}, so BUILD target {!r} needs one of {} in "
+                "its deps.".format(src, imported, target["name"],
+                                   [":" + o for o in owners] or
+                                   "<no target: add one>"))
+
+
+if __name__ == "__main__":
+  absltest.main()

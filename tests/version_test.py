@@ -1,0 +1,230 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Checks that setup.py, version.py, the wheel and the README agree.
+
+`contrib_mixed_precision/version.py` is the single source of the package
+version and the supported TensorFlow range. Everything else that states them
+is checked against it here.
+
+The repository is found next to this file: under scripts/run_tests.sh that is
+the source tree (pytest runs from an empty directory, with the wheel
+installed), under Bazel it is the runfiles tree. These tests read files only;
+they do not import the package (and so not TensorFlow).
+"""
+
+import importlib.metadata
+import os
+import re
+import runpy
+import subprocess
+import sys
+from unittest import mock
+
+from absl.testing import absltest
+from absl.testing import parameterized
+from packaging import requirements
+from packaging import specifiers
+import setuptools
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SETUP_PY = os.path.join(_REPO, "setup.py")
+_DIST_NAME = "contrib_mixed_precision"
+
+
+def _read(relpath):
+  with open(os.path.join(_REPO, relpath), encoding="utf-8") as f:
+    return f.read()
+
+
+def _version_module():
+  """The globals of the repository's version.py, executed on its own."""
+  path = os.path.join(_REPO, "contrib_mixed_precision", "version.py")
+  namespace = {}
+  exec(compile(_read(path), path, "exec"), namespace)  # pylint: disable=exec-used
+  return namespace
+
+
+def _setup_kwargs():
+  """Runs setup.py with `setuptools.setup` mocked; returns its keywords."""
+  # pip runs setup.py from its own directory; find_packages() relies on it.
+  cwd = os.getcwd()
+  os.chdir(_REPO)
+  try:
+    with mock.patch.object(setuptools, "setup") as fake_setup:
+      runpy.run_path(_SETUP_PY, run_name="__main__")
+  finally:
+    os.chdir(cwd)
+  if fake_setup.call_count != 1:
+    raise AssertionError("setup.py called setup() {} times, expected once."
+                         .format(fake_setup.call_count))
+  return fake_setup.call_args.kwargs
+
+
+def _readme_table():
+  """Parses the README's compatibility table into {TensorFlow: status}."""
+  readme = _read("README.md")
+  match = re.search(
+      r"<!-- compat-table:start -->\n(.*?)<!-- compat-table:end -->", readme,
+      re.DOTALL)
+  if not match:
+    raise AssertionError("README.md has no compat-table markers.")
+  lines = [l.strip() for l in match.group(1).strip().splitlines()]
+  header, rows = lines[0], lines[2:]
+  table = {}
+  for row in rows:
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    table[cells[0]] = cells[1]
+  return header, table
+
+
+class VersionTest(parameterized.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    if not os.path.exists(_SETUP_PY):
+      self.skipTest("setup.py not found next to the tests ({}): these checks "
+                    "need the source tree.".format(_REPO))
+    self.version = _version_module()
+
+  def test_version_py_range_is_consistent(self):
+    v = self.version
+    self.assertRegex(v["__version__"], r"^\d+\.\d+\.\d+([a-z]+\d+)?$")
+    self.assertEqual(
+        v["TF_REQUIREMENT_RANGE"],
+        ">={},<{}".format(v["MIN_TF_VERSION"], v["MAX_TF_VERSION"]))
+
+  def test_setup_py_version_matches_version_py(self):
+    # The real command-line path, as a build backend would run it.
+    result = subprocess.run(
+        [sys.executable, _SETUP_PY, "--version"], cwd=_REPO,
+        capture_output=True, text=True, check=False)
+    self.assertEqual(result.returncode, 0, msg=result.stderr)
+    self.assertEqual(result.stdout.strip().splitlines()[-1],
+                     self.version["__version__"])
+
+  @parameterized.parameters("tensorflow", "tensorflow-cpu")
+  def test_setup_py_tf_extra_pins_supported_range(self, extra):
+    kwargs = _setup_kwargs()
+    self.assertEqual(kwargs["extras_require"][extra],
+                     [extra + self.version["TF_REQUIREMENT_RANGE"]])
+
+  def test_setup_py_does_not_require_tensorflow(self):
+    kwargs = _setup_kwargs()
+    for requirement in kwargs["install_requires"]:
+      self.assertNotRegex(requirement, r"^tensorflow",
+                          msg="TensorFlow belongs in an extra, not in "
+                          "install_requires.")
+    self.assertIn("packaging", kwargs["install_requires"])
+
+  @parameterized.parameters(
+      ("test", ["absl-py", "hypothesis", "libcst", "matplotlib", "pytest"]),
+      ("demo", ["matplotlib"]),
+      ("upgrade", ["libcst"]),
+  )
+  def test_setup_py_optional_extras(self, extra, expected):
+    kwargs = _setup_kwargs()
+    self.assertContainsSubset(expected, kwargs["extras_require"][extra])
+
+  def test_setup_py_metadata(self):
+    kwargs = _setup_kwargs()
+    self.assertEqual(kwargs["name"], _DIST_NAME)
+    self.assertEqual(kwargs["version"], self.version["__version__"])
+    self.assertEqual(kwargs["python_requires"], ">=3.9")
+    # Every package directory of the tree, and nothing else (no tests/).
+    packages = sorted(
+        os.path.relpath(d, _REPO).replace(os.sep, ".")
+        for d, _, files in os.walk(os.path.join(_REPO, _DIST_NAME))
+        if "__init__.py" in files)
+    self.assertEqual(sorted(kwargs["packages"]), packages)
+    self.assertIn("contrib-mp-upgrade=contrib_mixed_precision.upgrade:main",
+                  kwargs["entry_points"]["console_scripts"])
+    self.assertEqual(kwargs["long_description"], _read("README.md"))
+
+  def test_readme_table_header_names_version(self):
+    header, _ = _readme_table()
+    self.assertIn(self.version["__version__"], header)
+
+  def test_readme_table_rows_match_supported_range(self):
+    _, table = _readme_table()
+    low = tuple(int(x) for x in self.version["MIN_TF_VERSION"].split(".")[:2])
+    high = tuple(int(x) for x in self.version["MAX_TF_VERSION"].split(".")[:2])
+    expected_minors = ["{}.{}".format(low[0], m)
+                       for m in range(low[1], high[1])]
+    listed_minors = [k for k in table if re.match(r"^\d+\.\d+$", k)]
+    self.assertCountEqual(listed_minors, expected_minors)
+    for minor in expected_minors:
+      self.assertStartsWith(table[minor], "supported")
+    self.assertIn("< {}.{}".format(*low), table)
+    self.assertIn("ImportError", table["< {}.{}".format(*low)])
+    self.assertIn(">= {}.{}".format(*high), table)
+    self.assertIn("warning", table[">= {}.{}".format(*high)])
+
+  def test_readme_table_marks_tested_versions(self):
+    _, table = _readme_table()
+    tested = self.version["TESTED_TF_VERSIONS"]
+    for full in tested:
+      minor = ".".join(full.split(".")[:2])
+      self.assertIn("tested", table[minor])
+      self.assertIn(full, table[minor])
+    tested_minors = {".".join(v.split(".")[:2]) for v in tested}
+    for tf_version, status in table.items():
+      if tf_version not in tested_minors:
+        self.assertNotIn("tested in CI", status, msg=tf_version)
+
+  def test_readme_table_is_what_the_generator_writes(self):
+    script = os.path.join(_REPO, "scripts", "gen_compat_table.py")
+    result = subprocess.run(
+        [sys.executable, script, "--check", "--repo", _REPO],
+        capture_output=True, text=True, check=False)
+    self.assertEqual(result.returncode, 0, msg=result.stdout + result.stderr)
+
+  def test_changelog_has_a_section_for_this_version(self):
+    changelog = _read("CHANGELOG.md")
+    self.assertRegex(
+        changelog,
+        r"(?m)^## \[(Unreleased|{})\]".format(
+            re.escape(self.version["__version__"])))
+
+  def test_installed_wheel_matches_version_py(self):
+    if os.environ.get("CMP_EXPECT_INSTALLED") != "1":
+      self.skipTest("Runs only against the installed wheel "
+                    "(scripts/run_tests.sh sets CMP_EXPECT_INSTALLED=1).")
+    dist = importlib.metadata.distribution(_DIST_NAME)
+    self.assertEqual(dist.version, self.version["__version__"])
+    requires = [requirements.Requirement(r) for r in dist.requires or []]
+    for extra in ("tensorflow", "tensorflow-cpu"):
+      pinned = [r for r in requires
+                if r.marker and r.marker.evaluate({"extra": extra})]
+      self.assertLen(pinned, 1, msg="extra [{}]: {}".format(extra, pinned))
+      self.assertEqual(pinned[0].name, extra)
+      self.assertEqual(pinned[0].specifier,
+                       specifiers.SpecifierSet(
+                           self.version["TF_REQUIREMENT_RANGE"]))
+    self.assertFalse(
+        [r for r in requires
+         if r.name.startswith("tensorflow") and r.marker is None],
+        msg="The wheel requires TensorFlow unconditionally.")
+    shipped = {str(f) for f in dist.files or []}
+    self.assertIn("contrib_mixed_precision/__init__.py", shipped)
+    self.assertFalse([f for f in shipped if f.startswith("tests/")],
+                     msg="The wheel ships the tests.")
+    # The wheel ships the very version.py of this tree.
+    installed = dist.locate_file("contrib_mixed_precision/version.py")
+    with open(installed, encoding="utf-8") as f:
+      self.assertEqual(f.read(), _read("contrib_mixed_precision/version.py"))
+
+
+if __name__ == "__main__":
+  absltest.main()
