@@ -1,0 +1,299 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""`LossScaleHook`: see the loss scale and skipped steps of a TF1 training run.
+
+`LossScaleOptimizer` files each step's finite-gradients flag and loss scale in
+graph collections (`loss_scale_optimizer.GraphKeys`). This hook reads them
+with no reference to the optimizer, so it works wherever a
+`tf.compat.v1.train.SessionRunHook` does: `MonitoredTrainingSession`,
+`MonitoredSession` and Estimator `training_hooks`. It answers the questions
+users of every loss-scaling system ask: is my run skipping steps, what is the
+scale doing, and is the run stuck at the minimum scale, skipping forever?
+"""
+
+import os
+from typing import Optional, Union
+
+from absl import logging
+import tensorflow as tf
+
+from contrib_mixed_precision import loss_scale_optimizer as lso_lib
+
+# TensorBoard tags. With several LossScaleOptimizers in one graph (a GAN),
+# the second one's tags end in `_1`, the third's in `_2`, and so on.
+LOSS_SCALE_TAG = "mixed_precision/loss_scale"
+SKIPPED_STEPS_TAG = "mixed_precision/skipped_steps"
+SKIPPED_STEPS_TOTAL_TAG = "mixed_precision/skipped_steps_total"
+
+
+class LossScaleStuckError(RuntimeError):
+  """Raised by `LossScaleHook` when steps keep failing at the lowest scale.
+
+  A RuntimeError rather than a `tf.errors.AbortedError`: `MonitoredSession`
+  treats `AbortedError` as a preemption, recreates the session and carries on,
+  so the run would spin forever instead of stopping.
+
+  Attributes:
+    loss_scale: The loss scale the skipped steps ran at.
+    skipped_steps: How many consecutive steps were skipped at that scale.
+    step: The hook's step count (since the session started) when it stopped.
+  """
+
+  def __init__(self, message: str, loss_scale: float, skipped_steps: int,
+               step: int):
+    super().__init__(message)
+    self.loss_scale = loss_scale
+    self.skipped_steps = skipped_steps
+    self.step = step
+
+
+def _check_positive_int(name: str, value, allow_none: bool) -> None:
+  if value is None and allow_none:
+    return
+  expected = "a positive int" + (" or None" if allow_none else "")
+  if isinstance(value, bool) or not isinstance(value, int):
+    raise TypeError("`{}` must be {}, but got {!r} of type {}.".format(
+        name, expected, value, type(value).__name__))
+  if value < 1:
+    raise ValueError("`{}` must be {}, but got {}.".format(
+        name, expected, value))
+
+
+class LossScaleHook(tf.compat.v1.train.SessionRunHook):
+  """Logs, summarises and guards the loss scale of a `LossScaleOptimizer`.
+
+  Every `every_n_steps` steps it logs one line (absl logging, INFO): the
+  step, the loss scale, and how many steps were skipped (not applied because
+  a gradient was NaN or Inf) in that window and in total. With `summary_dir`
+  it also writes the scale and the skipped-step counts as TensorBoard
+  scalars. With `max_skips_at_min_scale=K`, it stops the run with
+  `LossScaleStuckError` after K consecutive steps skipped at the lowest
+  scale the manager can reach (1 for `ExponentialUpdateLossScaleManager`;
+  the scale itself for `FixedLossScaleManager`, so every skip counts), where
+  lowering the scale can no longer help.
+
+  Why it exists: a dynamic loss scale hides overflow by skipping steps, and
+  a run whose gradients are NaN for a reason no scale can fix skips every
+  step forever while looking alive. Each step it fetches two scalars per
+  optimizer; the global step only on logging steps.
+
+  The step it counts is the number of training steps run since the session
+  started; it is not `global_step`, which a skipped step does not advance.
+  TensorBoard steps continue from the `global_step` read at session start.
+
+  Example (TF1 graph mode):
+
+  ```python
+  opt = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-3),
+                           ExponentialUpdateLossScaleManager(2**15, 1000))
+  train_op = opt.minimize(loss, global_step=global_step)
+  hook = LossScaleHook(every_n_steps=100, summary_dir=model_dir,
+                       max_skips_at_min_scale=50)
+  with tf.compat.v1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+    while not sess.should_stop():
+      sess.run(train_op)
+  ```
+  """
+
+  def __init__(self,
+               every_n_steps: int = 100,
+               summary_dir: Optional[Union[str, os.PathLike]] = None,
+               max_skips_at_min_scale: Optional[int] = None):
+    """Creates the hook.
+
+    Args:
+      every_n_steps: Log (and write summaries) every this many steps; an
+        int >= 1.
+      summary_dir: Where to write TensorBoard scalars, or None for none. The
+        writer is shared with any other writer of that directory through
+        `tf.compat.v1.summary.FileWriterCache`, as TF's own hooks do.
+      max_skips_at_min_scale: Stop the run after this many consecutive steps
+        skipped at the lowest reachable scale; an int >= 1, or None (the
+        default) to never stop it.
+
+    Raises:
+      TypeError: If `every_n_steps` or `max_skips_at_min_scale` is not an
+        int (None allowed for the latter), or `summary_dir` is neither None
+        nor a path.
+      ValueError: If `every_n_steps` or `max_skips_at_min_scale` is below 1.
+    """
+    _check_positive_int("every_n_steps", every_n_steps, allow_none=False)
+    _check_positive_int("max_skips_at_min_scale", max_skips_at_min_scale,
+                        allow_none=True)
+    if summary_dir is not None and not isinstance(summary_dir,
+                                                  (str, os.PathLike)):
+      raise TypeError(
+          "`summary_dir` must be a directory path or None, but got {!r} of "
+          "type {}.".format(summary_dir, type(summary_dir).__name__))
+    self._every_n_steps = every_n_steps
+    self._summary_dir = (os.fspath(summary_dir)
+                         if summary_dir is not None else None)
+    self._max_skips = max_skips_at_min_scale
+
+  # -- SessionRunHook ------------------------------------------------------
+
+  def begin(self):
+    """Finds the optimizers' tensors in the default graph.
+
+    Raises:
+      RuntimeError: If no `LossScaleOptimizer.apply_gradients` was built in
+        the default graph, or its collections were edited inconsistently.
+    """
+    graph = tf.compat.v1.get_default_graph()
+    get = graph.get_collection
+    self._finite = get(lso_lib.GraphKeys.FINITE_GRADS)
+    self._scales = get(lso_lib.GraphKeys.LOSS_SCALE)
+    floors = get(lso_lib.GraphKeys.MIN_LOSS_SCALE)
+    if not self._finite:
+      raise RuntimeError(
+          "LossScaleHook found no LossScaleOptimizer in the graph: the "
+          "collection {!r} is empty. Build the train op with "
+          "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
+          "mode, in the graph the session runs, before the session is "
+          "created. With Estimator, build it in `model_fn` and pass the hook "
+          "as `training_hooks` or `train(hooks=...)`.".format(
+              lso_lib.GraphKeys.FINITE_GRADS))
+    if not len(self._finite) == len(self._scales) == len(floors):
+      raise RuntimeError(
+          "LossScaleHook needs one entry per LossScaleOptimizer in each of "
+          "the collections {!r}, {!r} and {!r}, but found {}, {} and {}. Do "
+          "not add to or clear these collections yourself.".format(
+              lso_lib.GraphKeys.FINITE_GRADS, lso_lib.GraphKeys.LOSS_SCALE,
+              lso_lib.GraphKeys.MIN_LOSS_SCALE, len(self._finite),
+              len(self._scales), len(floors)))
+    # The floors are constants: read them now rather than fetch every step.
+    self._floors = [float(tf.get_static_value(f)) for f in floors]
+    self._global_step = tf.compat.v1.train.get_global_step(graph)
+    self._writer = None
+    if self._summary_dir is not None:
+      self._writer = tf.compat.v1.summary.FileWriterCache.get(
+          self._summary_dir)
+    n = len(self._finite)
+    self._steps = 0
+    self._first_summary_step = 0
+    self._window_steps = 0
+    self._window_skipped = [0] * n
+    self._total_skipped = [0] * n
+    self._stuck_run = [0] * n
+    self._last_scale = [float("nan")] * n
+    self._last_global_step = None
+
+  def after_create_session(self, session, coord):
+    del coord  # Unused.
+    if self._global_step is not None:
+      # One read, so TensorBoard steps continue a restored run's numbering.
+      self._first_summary_step = int(session.run(self._global_step))
+
+  def before_run(self, run_context):
+    del run_context  # Unused.
+    fetches = {"finite": self._finite, "scale": self._scales}
+    if (self._global_step is not None and
+        (self._steps + 1) % self._every_n_steps == 0):
+      fetches["global_step"] = self._global_step
+    return tf.compat.v1.train.SessionRunArgs(fetches)
+
+  def after_run(self, run_context, run_values):
+    """Counts the step, logs on logging steps, and stops a stuck run.
+
+    Raises:
+      LossScaleStuckError: After `max_skips_at_min_scale` consecutive steps
+        skipped at the lowest reachable scale.
+    """
+    del run_context  # Unused.
+    results = run_values.results
+    self._steps += 1
+    self._window_steps += 1
+    if "global_step" in results:
+      self._last_global_step = int(results["global_step"])
+    stuck = None
+    for i, (finite, scale) in enumerate(zip(results["finite"],
+                                            results["scale"])):
+      scale = float(scale)
+      self._last_scale[i] = scale
+      if bool(finite):
+        self._stuck_run[i] = 0
+        continue
+      self._window_skipped[i] += 1
+      self._total_skipped[i] += 1
+      # A skip above the floor lowers the scale (eventually), which may fix
+      # an overflow; only skips at the floor show a run that cannot recover.
+      if scale <= self._floors[i]:
+        self._stuck_run[i] += 1
+      else:
+        self._stuck_run[i] = 0
+      if self._max_skips is not None and self._stuck_run[i] >= self._max_skips:
+        stuck = i
+    if stuck is not None or self._steps % self._every_n_steps == 0:
+      self._report()
+    if stuck is not None:
+      if self._writer is not None:
+        self._writer.flush()
+      raise self._stuck_error(stuck)
+
+  def end(self, session):
+    del session  # Unused.
+    if self._window_steps:
+      self._report()
+    if self._writer is not None:
+      self._writer.flush()
+
+  # -- Helpers -------------------------------------------------------------
+
+  def _report(self):
+    """Logs and summarises the window just ended, then starts a new one."""
+    n = len(self._finite)
+    global_step = ("" if self._last_global_step is None else
+                   " (global_step {})".format(self._last_global_step))
+    for i in range(n):
+      which = "" if n == 1 else " [optimizer {}]".format(i)
+      logging.info(
+          # %.9g: every float32 scale, exactly.
+          "LossScaleHook%s: step %d%s: loss scale %.9g; skipped %d of the "
+          "last %d steps, %d of %d in total.", which, self._steps, global_step,
+          self._last_scale[i], self._window_skipped[i], self._window_steps,
+          self._total_skipped[i], self._steps)
+    if self._writer is not None:
+      values = []
+      for i in range(n):
+        suffix = "" if i == 0 else "_{}".format(i)
+        for tag, value in ((LOSS_SCALE_TAG, self._last_scale[i]),
+                           (SKIPPED_STEPS_TAG, self._window_skipped[i]),
+                           (SKIPPED_STEPS_TOTAL_TAG, self._total_skipped[i])):
+          values.append(tf.compat.v1.Summary.Value(
+              tag=tag + suffix, simple_value=float(value)))
+      self._writer.add_summary(tf.compat.v1.Summary(value=values),
+                               self._first_summary_step + self._steps)
+    self._window_steps = 0
+    self._window_skipped = [0] * n
+
+  def _stuck_error(self, i: int) -> LossScaleStuckError:
+    scale = self._last_scale[i]
+    which = "" if len(self._finite) == 1 else " of optimizer {}".format(i)
+    message = (
+        "LossScaleHook stopped training at step {step}: the last {count} "
+        "steps{which} were all skipped because their gradients were NaN or "
+        "Inf, while the loss scale was {scale:g}, the lowest this loss-scale "
+        "manager can reach, so lowering it cannot help. This is usually a "
+        "real NaN or Inf in the model (log or sqrt of 0 or a negative, a "
+        "division by zero, a diverged weight, a bad input batch), not a "
+        "float16 overflow. Check the loss and inputs, e.g. with "
+        "`tf.debugging.enable_check_numerics()`. To wait longer, raise "
+        "`max_skips_at_min_scale` (now {limit}).").format(
+            step=self._steps, count=self._stuck_run[i], which=which,
+            scale=scale, limit=self._max_skips)
+    logging.error("%s", message)
+    return LossScaleStuckError(message, scale, self._stuck_run[i],
+                               self._steps)
+

@@ -1,0 +1,312 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for `LossScaleHook` in MonitoredTrainingSession and Estimator."""
+
+import glob
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+from contrib_mixed_precision import hooks
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
+
+try:
+  import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import
+  _ESTIMATOR = tf.compat.v1.estimator
+except ImportError:
+  _ESTIMATOR = None
+_NO_ESTIMATOR = ("tensorflow_estimator is not importable (TF >= 2.16 removed "
+                 "Estimator); the Estimator tests run on TF 2.15")
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The specification: a schedule of finite (T) and non-finite (F) steps under
+# ExponentialUpdateLossScaleManager(8, incr_every_n_steps=3,
+# decr_every_n_nan_or_inf=1, incr_ratio=2, decr_ratio=0.5), the scale each
+# step ran at, and what the hook reports every 4 steps:
+# (step, loss scale, skipped in the window, skipped in total).
+_FLAGS = [1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1]
+_SCALES = [8, 8, 8, 16, 8, 4, 4, 4, 8, 8, 4, 2]
+_REPORTS = [(4, 16.0, 1, 1), (8, 4.0, 1, 2), (12, 2.0, 2, 4)]
+
+_LOG_LINE = re.compile(
+    r"step (\d+)(?: \(global_step \d+\))?: loss scale ([0-9.e+]+); skipped "
+    r"(\d+) of the last \d+ steps, (\d+) of \d+ in total")
+
+
+def _exponential():
+  return lsm.ExponentialUpdateLossScaleManager(8, 3, 1, 2, 0.5)
+
+
+def _fixed():
+  return lsm.FixedLossScaleManager(128)
+
+
+def _build(flags, make_manager, after=1, coeff=1.0):
+  """A train op whose step i has finite gradients iff `flags[i]`.
+
+  Steps after the schedule are finite if `after` is 1, non-finite if 0. The
+  loss `coeff * sqrt(v + t)` stays finite (Estimator's NanTensorHook checks
+  it), while its gradient `0.5 * coeff / sqrt(t)` is Inf when `t` is 0. The
+  learning rate is 0, so the model never moves and only the schedule decides.
+
+  Returns:
+    `(train_op, loss)`.
+  """
+  global_step = tf.compat.v1.train.get_or_create_global_step()
+  counter = tf.compat.v1.Variable(0, trainable=False, name="counter")
+  table = tf.constant([float(f) for f in flags] + [float(after)])
+  t = tf.gather(table, tf.minimum(counter, len(flags)))
+  v = tf.compat.v1.get_variable("v", initializer=0.0)
+  loss = coeff * tf.sqrt(v + t)
+  opt = lso.LossScaleOptimizer(
+      tf.compat.v1.train.GradientDescentOptimizer(0.0), make_manager())
+  train_op = opt.minimize(loss, global_step=global_step)
+  with tf.control_dependencies([train_op]):
+    return tf.group(counter.assign_add(1)), loss
+
+
+def _read_scalars(logdir):
+  """`{tag: [(step, value), ...]}` from the event files in `logdir`."""
+  scalars = {}
+  for path in sorted(glob.glob(os.path.join(logdir, "events.out.tfevents*"))):
+    for event in tf.compat.v1.train.summary_iterator(path):
+      for value in event.summary.value:
+        scalars.setdefault(value.tag, []).append(
+            (event.step, value.simple_value))
+  return scalars
+
+
+def _reports(log_output):
+  # The log prints float32 scales to 9 significant digits: exact in float32.
+  return [(int(m.group(1)), float(np.float32(m.group(2))), int(m.group(3)),
+           int(m.group(4)))
+          for m in map(_LOG_LINE.search, log_output) if m]
+
+
+class LossScaleHookTest(tf.test.TestCase, parameterized.TestCase):
+
+  def _run_monitored(self, flags, make_manager, hook, steps, after=1,
+                     coeff=1.0):
+    """Runs `steps` steps in a MonitoredTrainingSession; returns the count."""
+    with tf.Graph().as_default():
+      train_op, _ = _build(flags, make_manager, after, coeff)
+      ran = 0
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        while ran < steps and not sess.should_stop():
+          ran += 1
+          sess.run(train_op)
+      return ran
+
+  def _train_estimator(self, flags, make_manager, hook, steps, after=1):
+    def model_fn(features, labels, mode):
+      del features, labels  # Unused.
+      train_op, loss = _build(flags, make_manager, after)
+      return _ESTIMATOR.EstimatorSpec(mode, loss=loss, train_op=train_op,
+                                      training_hooks=[hook])
+
+    def input_fn():
+      return tf.data.Dataset.from_tensors(({"x": [0.0]}, [0.0])).repeat()
+
+    config = _ESTIMATOR.RunConfig(log_step_count_steps=None,
+                                  save_summary_steps=None,
+                                  save_checkpoints_steps=None,
+                                  save_checkpoints_secs=None)
+    estimator = _ESTIMATOR.Estimator(
+        model_fn, model_dir=os.path.join(self.get_temp_dir(), "model"),
+        config=config)
+    estimator.train(input_fn, steps=steps)
+
+  def test_schedule_is_the_specification(self):
+    # The table above must follow the exponential policy, step by step.
+    self.assertLen(_SCALES, len(_FLAGS))
+    with tf.Graph().as_default():
+      train_op, _ = _build(_FLAGS, _exponential)
+      finite = tf.compat.v1.get_collection(lso.GraphKeys.FINITE_GRADS)[0]
+      scale = tf.compat.v1.get_collection(lso.GraphKeys.LOSS_SCALE)[0]
+      with self.cached_session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        got = [sess.run([train_op, finite, scale])[1:] for _ in _FLAGS]
+    self.assertEqual([bool(f) for f in _FLAGS], [bool(f) for f, _ in got])
+    self.assertEqual([float(s) for s in _SCALES], [float(s) for _, s in got])
+
+  def test_logs_and_summaries_match_scale_and_skips_in_monitored_session(self):
+    summary_dir = os.path.join(self.get_temp_dir(), "mts")
+    hook = hooks.LossScaleHook(every_n_steps=4, summary_dir=summary_dir)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      ran = self._run_monitored(_FLAGS, _exponential, hook, len(_FLAGS))
+    self.assertEqual(len(_FLAGS), ran)
+    self.assertEqual(_REPORTS, _reports(logs.output))
+    self._assert_summaries(summary_dir)
+
+  @parameterized.named_parameters(("exponential", _exponential),
+                                  ("fixed", _fixed))
+  def test_healthy_run_is_never_stopped(self, make_manager):
+    hook = hooks.LossScaleHook(every_n_steps=10, max_skips_at_min_scale=1)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      ran = self._run_monitored([], make_manager, hook, 30)
+    self.assertEqual(30, ran)
+    self.assertEqual([0, 0, 0], [r[3] for r in _reports(logs.output)])
+
+  def test_skips_above_the_floor_do_not_stop_the_run(self):
+    # 8 * 2**127 overflows float32: three skips lower the scale to 2**124
+    # (8 * 2**124 = 2**127 < float32 max), where training goes on. Even with a limit of 1, nothing stops.
+    def make_manager():
+      return lsm.ExponentialUpdateLossScaleManager(2.0**127, 1000, 1, 2, 0.5)
+
+    hook = hooks.LossScaleHook(every_n_steps=10, max_skips_at_min_scale=1)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      ran = self._run_monitored([], make_manager, hook, 10, coeff=8.0)
+    self.assertEqual(10, ran)
+    self.assertEqual([(10, 2.0**124, 3, 3)], _reports(logs.output))
+
+  @parameterized.named_parameters(
+      # Scales 8, 4, 2, then 1 from the fourth step on: 3 + 5 steps.
+      ("exponential", _exponential, 5, 8, 1.0),
+      # A fixed scale cannot go lower: every skip counts.
+      ("fixed", _fixed, 3, 3, 128.0))
+  def test_stuck_run_stops_monitored_session(self, make_manager, limit,
+                                             expected_steps, scale):
+    hook = hooks.LossScaleHook(every_n_steps=100,
+                               max_skips_at_min_scale=limit)
+    steps = []
+
+    def run():
+      steps.append(self._run_monitored([], make_manager, hook, 1000, after=0))
+
+    with self.assertRaisesRegex(
+        hooks.LossScaleStuckError,
+        r"the last {} steps were all skipped .* loss scale was {:g}, the "
+        r"lowest .* usually a real NaN or Inf in the model".format(
+            limit, scale)) as cm:
+      with self.assertLogs(logger="absl", level="INFO") as logs:
+        run()
+    self.assertEqual([], steps)  # The exception left the session's block.
+    self.assertEqual((scale, limit, expected_steps),
+                     (cm.exception.loss_scale, cm.exception.skipped_steps,
+                      cm.exception.step))
+    self.assertNotIsInstance(cm.exception, tf.errors.OpError)
+    # The window up to the stop is reported before raising.
+    self.assertEqual([(expected_steps, scale, expected_steps,
+                       expected_steps)], _reports(logs.output))
+
+  @parameterized.named_parameters(("exponential", _exponential),
+                                  ("fixed", _fixed))
+  def test_stuck_run_is_not_stopped_without_a_limit(self, make_manager):
+    hook = hooks.LossScaleHook(every_n_steps=25)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      ran = self._run_monitored([], make_manager, hook, 25, after=0)
+    self.assertEqual(25, ran)
+    self.assertEqual(25, _reports(logs.output)[-1][3])
+
+  def test_logs_and_summaries_match_scale_and_skips_in_estimator(self):
+    if _ESTIMATOR is None:
+      self.skipTest(_NO_ESTIMATOR)
+    summary_dir = os.path.join(self.get_temp_dir(), "estimator")
+    hook = hooks.LossScaleHook(every_n_steps=4, summary_dir=summary_dir)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      # global_step advances on the 8 applied steps only: 12 runs.
+      self._train_estimator(_FLAGS, _exponential, hook, steps=8)
+    self.assertEqual(_REPORTS, _reports(logs.output))
+    self._assert_summaries(summary_dir)
+
+  def test_stuck_run_stops_estimator(self):
+    if _ESTIMATOR is None:
+      self.skipTest(_NO_ESTIMATOR)
+    hook = hooks.LossScaleHook(every_n_steps=100, max_skips_at_min_scale=5)
+    with self.assertRaisesRegex(hooks.LossScaleStuckError,
+                                "loss scale was 1, the lowest") as cm:
+      self._train_estimator([], _exponential, hook, steps=1000, after=0)
+    self.assertEqual(8, cm.exception.step)
+
+  def test_healthy_estimator_run_is_never_stopped(self):
+    if _ESTIMATOR is None:
+      self.skipTest(_NO_ESTIMATOR)
+    hook = hooks.LossScaleHook(every_n_steps=10, max_skips_at_min_scale=1)
+    with self.assertLogs(logger="absl", level="INFO") as logs:
+      self._train_estimator([], _exponential, hook, steps=20)
+    self.assertEqual([(10, 64.0, 0, 0), (20, 512.0, 0, 0)],
+                     _reports(logs.output))
+
+  def test_without_loss_scale_optimizer_raises(self):
+    with tf.Graph().as_default():
+      v = tf.compat.v1.get_variable("v", initializer=1.0)
+      train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(v)
+      del train_op
+      with self.assertRaisesRegex(RuntimeError,
+                                  "found no LossScaleOptimizer in the graph"):
+        tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hooks.LossScaleHook()])
+
+  @parameterized.named_parameters(
+      ("zero_steps", dict(every_n_steps=0), ValueError, "`every_n_steps`"),
+      ("float_steps", dict(every_n_steps=1.5), TypeError, "`every_n_steps`"),
+      ("bool_limit", dict(max_skips_at_min_scale=True), TypeError,
+       "`max_skips_at_min_scale`"),
+      ("negative_limit", dict(max_skips_at_min_scale=-1), ValueError,
+       "`max_skips_at_min_scale`"),
+      ("summary_dir", dict(summary_dir=3), TypeError, "`summary_dir`"))
+  def test_invalid_arguments_raise(self, kwargs, error, name):
+    with self.assertRaisesRegex(error, name):
+      hooks.LossScaleHook(**kwargs)
+
+  def test_works_under_disable_v2_behavior(self):
+    # Ref variables and v1 control flow; only a subprocess may switch modes.
+    script = textwrap.dedent("""
+        import tensorflow as tf
+        tf.compat.v1.disable_v2_behavior()
+        from absl import logging
+        from contrib_mixed_precision import hooks
+        import hooks_test as t
+        logging.set_verbosity(logging.INFO)
+        with tf.Graph().as_default():
+          train_op, _ = t._build(t._FLAGS, t._exponential)
+          hook = hooks.LossScaleHook(every_n_steps=4,
+                                     summary_dir={summary_dir!r})
+          with tf.compat.v1.train.MonitoredTrainingSession(
+              hooks=[hook], log_step_count_steps=None) as sess:
+            for _ in t._FLAGS:
+              sess.run(train_op)
+        """).format(summary_dir=os.path.join(self.get_temp_dir(), "v1"))
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
+               PYTHONPATH=os.pathsep.join(
+                   [_REPO, os.path.dirname(os.path.abspath(__file__))]))
+    result = subprocess.run([sys.executable, "-c", script], env=env,
+                            capture_output=True, text=True, timeout=300,
+                            check=False)
+    self.assertEqual(0, result.returncode, result.stderr[-3000:])
+    self.assertEqual(_REPORTS, _reports(result.stderr.splitlines()))
+    self._assert_summaries(os.path.join(self.get_temp_dir(), "v1"))
+
+  def _assert_summaries(self, summary_dir):
+    scalars = _read_scalars(summary_dir)
+    self.assertEqual([(s, scale) for s, scale, _, _ in _REPORTS],
+                     scalars[hooks.LOSS_SCALE_TAG])
+    self.assertEqual([(s, float(n)) for s, _, n, _ in _REPORTS],
+                     scalars[hooks.SKIPPED_STEPS_TAG])
+    self.assertEqual([(s, float(n)) for s, _, _, n in _REPORTS],
+                     scalars[hooks.SKIPPED_STEPS_TOTAL_TAG])
+
+
+if __name__ == "__main__":
+  tf.test.main()
