@@ -1,0 +1,243 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Prototypes of how LossScaleOptimizer checks, skips and unscales.
+
+Used by `scripts/benchmark.py --variants` to time each idea side by side with
+the package's own optimizer; not part of the package. Some variants are
+deliberately wrong (no skip, no unscaling): they measure what a piece costs.
+`python scripts/_perf_variants.py` checks the exact-skip semantics of the
+correct ones (a NaN step changes no variable, slot, beta power or step).
+"""
+
+import sys
+
+import tensorflow as tf
+
+import contrib_mixed_precision as cmp
+from contrib_mixed_precision import loss_scale as loss_scale_lib
+
+# ---------------------------------------------------------------------------
+# Finiteness checks: list of dense tensors -> scalar bool.
+# ---------------------------------------------------------------------------
+
+
+def _dense(grads):
+  return [g.values if isinstance(g, tf.IndexedSlices) else g
+          for g in grads if g is not None]
+
+
+def check_exact(grads):
+  """TF 1.15 contrib: per-grad is_finite + reduce_all (a full bool temp)."""
+  return tf.reduce_all(tf.stack(
+      [tf.reduce_all(tf.math.is_finite(g)) for g in _dense(grads)]))
+
+
+def check_sum(grads):
+  """The package's current `all_finite` (sum fast path + exact fallback)."""
+  return loss_scale_lib.all_finite(grads)
+
+
+def check_sum_nofallback(grads):
+  """Sum only: measures the fallback cond (may skip an overflowing sum)."""
+  return tf.math.is_finite(tf.add_n([tf.reduce_sum(g) for g in _dense(grads)]))
+
+
+def _with_fallback(total, grads):
+  return tf.cond(tf.math.is_finite(total), lambda: tf.constant(True),
+                 lambda: check_exact(grads), name="all_finite_exact")
+
+
+def check_concat(grads):
+  """One reduce over the concatenation of all flattened grads."""
+  dense = _dense(grads)
+  total = tf.reduce_sum(tf.concat([tf.reshape(g, [-1]) for g in dense], 0))
+  return _with_fallback(total, dense)
+
+
+def check_hybrid(grads, small=1 << 14):
+  """Small grads concatenated into one reduce, large ones reduced alone."""
+  dense = _dense(grads)
+  small_ones = [g for g in dense
+                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+  large_ones = [g for g in dense if not any(g is s for s in small_ones)]
+  sums = [tf.reduce_sum(g) for g in large_ones]
+  if small_ones:
+    sums.append(tf.reduce_sum(
+        tf.concat([tf.reshape(g, [-1]) for g in small_ones], 0)))
+  total = sums[0] if len(sums) == 1 else tf.add_n(sums)
+  return _with_fallback(total, dense)
+
+
+def check_sum_stack(grads):
+  """Sums stacked and reduced, instead of add_n; with the fallback."""
+  dense = _dense(grads)
+  total = tf.reduce_sum(tf.stack([tf.reduce_sum(g) for g in dense]))
+  return _with_fallback(total, dense)
+
+
+CHECKS = {
+    "exact": check_exact,
+    "sum": check_sum,
+    "sum_nofallback": check_sum_nofallback,
+    "concat": check_concat,
+    "hybrid": check_hybrid,
+    "sum_stack": check_sum_stack,
+}
+
+# ---------------------------------------------------------------------------
+# Skips.
+# ---------------------------------------------------------------------------
+
+
+def switch_skip(is_finite, apply_fn, cond_scope):
+  """Runs `apply_fn`'s ops only when `is_finite`, with ONE Switch.
+
+  tf.cond (v1, or v2 once lowered to Switch/Merge) puts a Switch on every
+  tensor the branch captures: every gradient, variable, slot and
+  hyperparameter, a few thousand for 500 variables. Here the apply ops are
+  built outside any cond, each with a control input from a pivot that is
+  dead when `is_finite` is False. A dead control input makes an op dead, and
+  deadness flows along data edges, so on a skipped step none of them runs.
+  A Merge turns the result back into a live tensor for the caller.
+  Graph mode only (Session); tf.function keeps tf.cond.
+  """
+  with tf.compat.v1.name_scope(cond_scope):
+    switch_false, switch_true = tf.raw_ops.Switch(data=is_finite,
+                                                  pred=is_finite)
+    pivot_true = tf.identity(switch_true, name="switch_t")
+    pivot_false = tf.identity(switch_false, name="switch_f")
+    with tf.control_dependencies([pivot_true.op]):
+      applied = apply_fn()
+    with tf.control_dependencies([applied] if applied is not None else []):
+      done_true = tf.identity(pivot_true)
+    merged, _ = tf.raw_ops.Merge(inputs=[pivot_false, done_true], name="Merge")
+  return merged.op
+
+
+class VariantLSO(cmp.LossScaleOptimizer):
+  """LossScaleOptimizer with a swappable check, skip and unscale."""
+
+  def __init__(self, opt, manager, check="sum", skip="cond", unscale="mul"):
+    super().__init__(opt, manager)
+    self._check = check
+    self._skip = skip
+    self._unscale = unscale
+
+  def _down_scale(self, grads_vars, loss_scale):
+    if self._unscale == "none":
+      return list(grads_vars)
+    return super()._down_scale(grads_vars, loss_scale)
+
+  def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+    grads_and_vars = tuple(grads_and_vars)
+    is_finite = CHECKS[self._check]([g for g, _ in grads_and_vars])
+
+    def apply_fn():
+      return self._opt.apply_gradients(grads_and_vars, global_step, name)
+
+    in_function = not tf.executing_eagerly() and isinstance(
+        tf.compat.v1.get_default_graph(), tf.__internal__.FuncGraph)
+    if self._skip == "cond" or tf.executing_eagerly():
+      return self._apply_or_skip(is_finite, apply_fn, global_step)
+    if self._skip == "v1cond":
+      tf.compat.v1.disable_control_flow_v2()
+      try:
+        return self._apply_or_skip(is_finite, apply_fn, global_step)
+      finally:
+        tf.compat.v1.enable_control_flow_v2()
+    # The apply's scope first, as the package does: `cond/beta1_power`.
+    with tf.compat.v1.name_scope(None, default_name="cond") as scope:
+      pass
+    update = self._loss_scale_manager.update_loss_scale(is_finite)
+    if self._skip == "none":
+      applied = apply_fn()
+    elif self._skip == "ctrl":
+      with tf.control_dependencies([is_finite]):
+        applied = apply_fn()
+    elif self._skip == "switch1":
+      if in_function:
+        return self._apply_or_skip(is_finite, apply_fn, global_step)
+      applied = switch_skip(is_finite, apply_fn, scope)
+    else:
+      raise ValueError(self._skip)
+    return tf.group(applied, update)
+
+
+def _variant(**kwargs):
+  return lambda inner: VariantLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), **kwargs)
+
+
+VARIANTS = {
+    # Checks, with the package's cond skip.
+    "chk_exact": _variant(check="exact"),
+    "chk_nofallback": _variant(check="sum_nofallback"),
+    "chk_concat": _variant(check="concat"),
+    "chk_hybrid": _variant(check="hybrid"),
+    # What the pieces cost (unsafe: for measurement only).
+    "no_unscale": _variant(unscale="none"),
+    "skip_none": _variant(skip="none"),
+    "skip_ctrl": _variant(skip="ctrl"),
+    # Skip constructions (exact).
+    "skip_v1cond": _variant(skip="v1cond"),
+    "skip_switch1": _variant(skip="switch1"),
+    "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
+}
+
+
+def _check_skip_semantics():
+  """A NaN step must leave every variable, slot and step untouched."""
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  failures = 0
+  for name in ("chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
+               "skip_switch1", "hybrid_switch1"):
+    with tf.Graph().as_default():
+      w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")
+      b = tf.compat.v1.Variable(np.ones((3,), np.float32), name="b")
+      factor = tf.compat.v1.placeholder_with_default(1.0, [])
+      x = tf.constant(np.ones((2, 3), np.float32))
+      loss = tf.reduce_sum(tf.matmul(x, w) + b) * factor
+      step = tf.compat.v1.train.get_or_create_global_step()
+      opt = VARIANTS[name](tf.compat.v1.train.AdamOptimizer(0.1))
+      train = opt.minimize(loss, global_step=step)
+      names = [v.op.name for v in tf.compat.v1.global_variables()]
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        state = lambda: sess.run(tf.compat.v1.global_variables())
+        sess.run(train)
+        before = state()
+        sess.run(train, {factor: float("nan")})
+        after = state()
+        sess.run(train)
+        final = state()
+      # The loss-scale state moves on a bad step; nothing else may.
+      same = all(np.array_equal(x, y)
+                 for n, x, y in zip(names, before, after)
+                 if n.split("/")[-1] not in ("loss_scale", "good_steps",
+                                             "bad_steps"))
+      changed = not np.array_equal(before[names.index("w")],
+                                   final[names.index("w")])
+      ok = same and changed and "cond/beta1_power" in names
+      if not ok:
+        print([n for n, x, y in zip(names, before, after)
+               if not np.array_equal(x, y)], changed)
+      failures += not ok
+      print("{:<16} {}  {}".format(name, "ok" if ok else "FAIL",
+                                   [n for n in names if "power" in n]))
+  return failures
+
+
+if __name__ == "__main__":
+  sys.exit(1 if _check_skip_semantics() else 0)
