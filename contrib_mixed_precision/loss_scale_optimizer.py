@@ -173,6 +173,15 @@ class LossScaleOptimizer(_V1Optimizer):
   def get_slot_names(self) -> List[str]:
     return self._opt.get_slot_names()
 
+  def __dir__(self):
+    # Object-based checkpointing asks every object that lists
+    # `get_slot_names` in `dir()` for its slots. The inner optimizer is
+    # tracked as `base_optimizer` and already owns (and restores) them, so
+    # reporting the same variables here too makes `tf.train.Checkpoint` fail
+    # with "A slot variable was re-used as a dependency". Hidden from `dir()`
+    # only; calling `lso.get_slot_names()` works as before.
+    return [n for n in super().__dir__() if n != "get_slot_names"]
+
   def variables(self) -> List[tf.Variable]:
     """The inner optimizer's variables, then the manager's state variables."""
     inner = getattr(self._opt, "variables", None)
@@ -214,7 +223,10 @@ class LossScaleOptimizer(_V1Optimizer):
     """
     loss_scale = self._loss_scale_manager.get_loss_scale()
     if callable(loss):
-      if tf.executing_eagerly():
+      # Inside a tf.function the inner optimizer must get a callable too: it
+      # then differentiates on a tape, and `var_list=None` means the watched
+      # variables (the function graph has no trainable-variable collection).
+      if tf.executing_eagerly() or _tf_compat.is_building_function():
         user_loss = loss
 
         def scaled_loss():
