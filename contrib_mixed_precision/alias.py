@@ -184,4 +184,8 @@ def install_alias() -> None:
     sys.modules[name.replace("tensorflow.", "tensorflow.compat.v1.", 1)] = (
         module)
   tf.contrib = contrib
+  # Importing `tensorflow.compat.v1` by name replaces the `tf.compat.v1`
+  # wrapper object, so import it first and set `contrib` on both.
+  compat_v1 = importlib.import_module("tensorflow.compat.v1")
+  compat_v1.contrib = contrib
   tf.compat.v1.contrib = contrib

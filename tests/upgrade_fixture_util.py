@@ -96,6 +96,25 @@ def expected_values(program):
           "scale": expected_scale(program.manager, flags)}
 
 
+_PLAIN_GD = """
+import sys
+sys.path.insert(0, {fixture!r})
+import common
+import tensorflow.compat.v1 as tf
+tf.disable_v2_behavior()
+x, y, loss = common.build()
+op = tf.train.GradientDescentOptimizer(common.LEARNING_RATE).minimize(loss)
+common.train(x, y, loss, op, steps={steps})
+"""
+
+
+def plain_gd_values(program):
+  """What plain TF gradient descent gives over `program`'s finite steps."""
+  code = _PLAIN_GD.format(fixture=FIXTURE_DIR,
+                          steps=program.steps - len(program.bad_steps))
+  return last_json(run_python(["-c", code]))
+
+
 def package_env():
   """The environment for a subprocess that must import this package."""
   import contrib_mixed_precision  # pylint: disable=g-import-not-at-top

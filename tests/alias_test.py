@@ -1,0 +1,244 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for `contrib_mixed_precision.install_alias()`.
+
+The alias changes process-wide state (`sys.modules`, attributes of the
+`tensorflow` module), so every test runs its code in a fresh subprocess.
+"""
+
+import os
+import textwrap
+
+from absl.testing import parameterized
+import tensorflow as tf
+
+import upgrade_fixture_util as util
+
+_PRELUDE = """
+import sys
+import contrib_mixed_precision as cmp
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
+from contrib_mixed_precision.alias import install_alias
+"""
+
+
+def _run(code):
+  """Runs `code` after `_PRELUDE` in a subprocess; returns its stdout."""
+  proc = util.run_python(["-c", _PRELUDE + textwrap.dedent(code)])
+  if proc.returncode != 0:
+    raise AssertionError("The subprocess failed (exit {}):\n{}\n{}".format(
+        proc.returncode, proc.stdout, proc.stderr[-6000:]))
+  return proc.stdout
+
+
+class AliasTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.named_parameters(
+      ("attribute", """
+       import tensorflow as tf
+       m = tf.contrib.mixed_precision
+       assert m.LossScaleOptimizer is cmp.LossScaleOptimizer
+       """),
+      ("compat_v1_attribute", """
+       import tensorflow as tf
+       m = tf.compat.v1.contrib.mixed_precision
+       assert m.FixedLossScaleManager is cmp.FixedLossScaleManager
+       """),
+      ("compat_v1_module_attribute", """
+       import tensorflow.compat.v1 as tf
+       m = tf.contrib.mixed_precision
+       assert m.LossScaleManager is cmp.LossScaleManager
+       """),
+      ("from_import", """
+       from tensorflow.contrib.mixed_precision import (
+           ExponentialUpdateLossScaleManager, FixedLossScaleManager,
+           LossScaleManager, LossScaleOptimizer)
+       assert LossScaleOptimizer is cmp.LossScaleOptimizer
+       assert LossScaleManager is cmp.LossScaleManager
+       assert FixedLossScaleManager is cmp.FixedLossScaleManager
+       assert (ExponentialUpdateLossScaleManager is
+               cmp.ExponentialUpdateLossScaleManager)
+       """),
+      ("from_contrib_import", """
+       from tensorflow.contrib import mixed_precision
+       assert (mixed_precision.ExponentialUpdateLossScaleManager is
+               cmp.ExponentialUpdateLossScaleManager)
+       """),
+      ("import_as", """
+       import tensorflow.contrib.mixed_precision as m
+       import tensorflow as tf
+       assert m is tf.contrib.mixed_precision
+       assert m.LossScaleOptimizer is cmp.LossScaleOptimizer
+       """),
+      ("plain_import", """
+       import tensorflow.contrib.mixed_precision
+       import tensorflow
+       assert tensorflow.contrib.mixed_precision.LossScaleOptimizer is (
+           cmp.LossScaleOptimizer)
+       """),
+      ("module_paths_from", """
+       from tensorflow.contrib.mixed_precision.python import (
+           loss_scale_manager, loss_scale_optimizer)
+       assert loss_scale_manager is lsm and loss_scale_optimizer is lso
+       from tensorflow.contrib.mixed_precision.python.loss_scale_manager import (
+           FixedLossScaleManager)
+       assert FixedLossScaleManager is cmp.FixedLossScaleManager
+       """),
+      ("module_paths_import", """
+       import tensorflow.contrib.mixed_precision.python.loss_scale_optimizer
+       import tensorflow.contrib.mixed_precision.python.loss_scale_manager as m
+       import tensorflow
+       assert m is lsm
+       assert (tensorflow.contrib.mixed_precision.python.loss_scale_optimizer
+               is lso)
+       """),
+      ("compat_v1_module_path", """
+       import tensorflow.compat.v1.contrib.mixed_precision as m
+       assert m.LossScaleOptimizer is cmp.LossScaleOptimizer
+       """),
+  )
+  def test_import_style_resolves_to_this_package(self, code):
+    stdout = _run("install_alias()\n" + textwrap.dedent(code) +
+                  "\nprint('ok')\n")
+    self.assertEqual(stdout.strip().splitlines()[-1], "ok")
+
+  def test_exported_from_the_package(self):
+    stdout = _run("""
+        from contrib_mixed_precision import alias
+        assert cmp.install_alias is alias.install_alias
+        assert "install_alias" in cmp.__all__
+        print("ok")
+        """)
+    self.assertIn("ok", stdout)
+
+  def test_not_installed_on_plain_import(self):
+    stdout = _run("""
+        import tensorflow as tf
+        assert not any(k.startswith("tensorflow.contrib") for k in sys.modules)
+        assert "contrib" not in tf.__dict__
+        try:
+          import tensorflow.contrib.mixed_precision
+        except ImportError:
+          print("absent")
+        """)
+    self.assertIn("absent", stdout)
+
+  def test_install_is_idempotent(self):
+    stdout = _run("""
+        import tensorflow as tf
+        install_alias()
+        first = (tf.contrib, sys.modules["tensorflow.contrib.mixed_precision"])
+        install_alias()
+        install_alias()
+        assert tf.contrib is first[0]
+        assert sys.modules["tensorflow.contrib.mixed_precision"] is first[1]
+        assert tf.compat.v1.contrib is first[0]
+        print("ok")
+        """)
+    self.assertIn("ok", stdout)
+
+  def test_exports_exactly_the_tf115_names(self):
+    stdout = _run("""
+        install_alias()
+        import tensorflow.contrib.mixed_precision as m
+        print(sorted(m.__all__))
+        ns = {}
+        exec("from tensorflow.contrib.mixed_precision import *", ns)
+        print(sorted(k for k in ns if not k.startswith("__")))
+        """)
+    names = str(sorted(["LossScaleManager", "FixedLossScaleManager",
+                        "ExponentialUpdateLossScaleManager",
+                        "LossScaleOptimizer"]))
+    self.assertEqual(stdout.strip().splitlines(), [names, names])
+
+  def test_other_contrib_modules_raise_a_clear_error(self):
+    stdout = _run("""
+        install_alias()
+        import tensorflow as tf
+        try:
+          tf.contrib.layers
+        except AttributeError as e:
+          print(e)
+        try:
+          from tensorflow.contrib import slim
+        except ImportError:
+          print("ImportError slim")
+        """)
+    self.assertIn("`tf.contrib.layers` does not exist: TensorFlow 2 removed "
+                  "`tf.contrib`", stdout)
+    self.assertIn("aliases only `tf.contrib.mixed_precision`", stdout)
+    self.assertIn("ImportError slim", stdout)
+
+  def test_unknown_attribute_of_the_alias_says_what_exists(self):
+    stdout = _run("""
+        install_alias()
+        import tensorflow as tf
+        try:
+          tf.contrib.mixed_precision.NoSuchThing
+        except AttributeError as e:
+          print(e)
+        """)
+    self.assertIn("has no attribute 'NoSuchThing'", stdout)
+    self.assertIn("LossScaleOptimizer", stdout)
+
+  def test_a_real_contrib_keeps_its_other_attributes(self):
+    stdout = _run("""
+        import types
+        import tensorflow as tf
+        real = types.ModuleType("tensorflow.contrib")
+        real.layers = "the real layers"
+        sys.modules["tensorflow.contrib"] = real
+        tf.contrib = real
+        install_alias()
+        assert tf.contrib is real and sys.modules["tensorflow.contrib"] is real
+        assert real.layers == "the real layers"
+        from tensorflow.contrib import mixed_precision
+        assert mixed_precision.LossScaleOptimizer is cmp.LossScaleOptimizer
+        print("ok")
+        """)
+    self.assertIn("ok", stdout)
+
+  @parameterized.parameters(*util.PROGRAMS)
+  def test_unconverted_program_trains_behind_the_alias(
+      self, path, steps, bad_steps, manager):
+    program = util.Program(path, steps, bad_steps, manager)
+    script = os.path.join(util.FIXTURE_DIR, path)
+    stdout = _run("""
+        install_alias()
+        import runpy
+        sys.path.insert(0, {fixture!r})
+        sys.argv = [{script!r}]
+        runpy.run_path({script!r}, run_name="__main__")
+        """.format(fixture=util.FIXTURE_DIR, script=script))
+    values = util.last_json(_Stdout(stdout))
+    expected = util.expected_values(program)
+    self.assertEqual(values["scale"], expected["scale"])
+    for key in ("loss", "w", "b"):
+      self.assertAllClose(values[key], expected[key], rtol=1e-5, atol=1e-6,
+                          msg=key)
+
+
+class _Stdout(object):
+  """Adapts a stdout string to what `util.last_json` reads."""
+
+  def __init__(self, stdout):
+    self.stdout = stdout
+    self.stderr = ""
+    self.returncode = 0
+
+
+if __name__ == "__main__":
+  tf.test.main()
