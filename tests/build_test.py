@@ -230,6 +230,28 @@ class BuildTest(absltest.TestCase):
                                    [":" + o for o in owners] or
                                    "<no target: add one>"))
 
+  def test_tests_that_import_the_package_depend_on_it(self):
+    # Importing any module of the package runs its __init__.py (and so the
+    # TensorFlow check), so every test that imports one needs the real
+    # __init__.py in its runfiles. Libraries cannot: __init__ depends on them.
+    package_init = "{}/__init__.py".format(_PACKAGE)
+    package_targets = self.by_src.get(package_init, [])
+    for target in self.targets.values():
+      if target["rule"] != "py_test":
+        continue
+      deps = {_local_label(d) for d in target["deps"]}
+      for src in target["srcs"]:
+        imported = _imported_files(self.repo, src)
+        if not any(f.startswith(_PACKAGE + "/") for f in imported):
+          continue
+        with self.subTest(target=target["name"]):
+          self.assertTrue(
+              deps.intersection(package_targets),
+              msg="{} imports {}, so BUILD target {!r} needs {} in its deps "
+              "(importing any module runs the package __init__).".format(
+                  src, _PACKAGE, target["name"],
+                  [":" + t for t in package_targets]))
+
 
 if __name__ == "__main__":
   absltest.main()
