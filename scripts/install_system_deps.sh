@@ -37,6 +37,15 @@ log() { echo "[install_system_deps] $*" >&2; }
 PACKAGES=()
 command -v bazel >/dev/null 2>&1 || PACKAGES+=(bazel-bootstrap)
 
+# ---- Horovod build (scripts/extra_setup_tf215.sh, issue 5 part 5) ----------
+# Horovod 0.28.1 has no wheels: it compiles against the TF 2.15 venv's
+# TensorFlow, with cmake and a C++ toolchain.
+command -v cmake >/dev/null 2>&1 || PACKAGES+=(cmake)
+command -v g++ >/dev/null 2>&1 || PACKAGES+=(g++)
+command -v make >/dev/null 2>&1 || PACKAGES+=(make)
+command -v flock >/dev/null 2>&1 || PACKAGES+=(util-linux)
+# ---- end Horovod build -------------------------------------------------------
+
 if [[ ${#PACKAGES[@]} -eq 0 ]]; then
   log "nothing to install"
   exit 0

@@ -89,10 +89,13 @@ venv_for() {
     "$PYTHON" -m venv "$venv"
     pip_q "$venv/bin/python" install --upgrade pip
     pip_q "$venv/bin/python" install -r "$req"
-    if [[ -x "$REPO/scripts/extra_setup_$env.sh" ]]; then
-      "$REPO/scripts/extra_setup_$env.sh" "$venv" >&2
-    fi
     touch "$venv/.complete"
+  fi
+  # After the creation step, so that a venv made before an extra setup existed
+  # (or changed) gets it too: each extra_setup_<env>.sh is idempotent and
+  # returns at once when its work is already done.
+  if [[ -x "$REPO/scripts/extra_setup_$env.sh" ]]; then
+    "$REPO/scripts/extra_setup_$env.sh" "$venv" >&2
   fi
   echo "$venv"
 }
