@@ -64,7 +64,7 @@ _CONFIGS = {
 }
 # Bounded: a rank that cannot reach its peer must not hang the suite.
 _RUN_TIMEOUT_S = 300
-_GLOO_TIMEOUT_S = 60
+_GLOO_TIMEOUT_S = 120
 
 
 def _horovod_missing_reason():

@@ -51,6 +51,9 @@ _POISON_STEPS = (2, 4)
 _INIT_SCALE = 2.0**8
 # Bounded: a worker that cannot reach its peer must not hang the suite.
 _WORKER_TIMEOUT_S = 300
+# Per collective: generous, since one worker may still be tracing its
+# tf.function on a loaded 2-core machine while the other waits.
+_COLLECTIVE_TIMEOUT_S = 120
 
 
 def _free_ports(n):
@@ -100,6 +103,7 @@ def _run_workers(out_dir):
         procs.append(subprocess.Popen(
             [sys.executable, _PROGRAM, "--out", outs[-1],
              "--steps", str(_STEPS),
+             "--timeout", str(_COLLECTIVE_TIMEOUT_S),
              "--poison-steps", ",".join(map(str, _POISON_STEPS))],
             env=env, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.monotonic() + _WORKER_TIMEOUT_S
