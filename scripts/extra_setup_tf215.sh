@@ -138,7 +138,10 @@ else
 fi
 
 # Its dependencies (cloudpickle, psutil, pyyaml, packaging) come from PyPI.
-"$PY" -m pip install -q "$wheel" >&2
+# The grep drops the "Location '...' is ignored" noise of a machine-wide
+# find-links setting that points at a missing directory.
+"$PY" -m pip install -q "$wheel" \
+  2> >(grep -vE "Location '.*' is ignored" >&2) >&2
 "$PY" -c 'import horovod.tensorflow as hvd; assert hvd.gloo_built(), \
   "Horovod was built without Gloo"'
 touch "$marker"
