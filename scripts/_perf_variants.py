@@ -87,7 +87,31 @@ def check_sum_stack(grads):
   return _with_fallback(total, dense)
 
 
+def check_hybrid_exact(grads, small=1 << 14):
+  """Small grads: one exact is_finite over their concatenation, no cond.
+
+  Large grads: the sum fast path, whose exact fallback cond now captures
+  only the large grads (a cond captures each tensor through its own Switch,
+  and on the fast path every op of the untaken branch is still visited as
+  dead by the executor).
+  """
+  dense = _dense(grads)
+  small_ones = [g for g in dense
+                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+  large_ones = [g for g in dense if not any(g is s for s in small_ones)]
+  checks = []
+  if small_ones:
+    flat = (tf.reshape(small_ones[0], [-1]) if len(small_ones) == 1 else
+            tf.concat([tf.reshape(g, [-1]) for g in small_ones], 0))
+    checks.append(tf.reduce_all(tf.math.is_finite(flat)))
+  if large_ones:
+    total = tf.add_n([tf.reduce_sum(g) for g in large_ones])
+    checks.append(_with_fallback(total, large_ones))
+  return checks[0] if len(checks) == 1 else tf.logical_and(*checks)
+
+
 CHECKS = {
+    "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
     "sum": check_sum,
     "sum_nofallback": check_sum_nofallback,
@@ -194,6 +218,8 @@ VARIANTS = {
     "skip_v1cond": _variant(skip="v1cond"),
     "skip_switch1": _variant(skip="switch1"),
     "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
+    "hx_cond": _variant(check="hybrid_exact"),
+    "hx_switch1": _variant(check="hybrid_exact", skip="switch1"),
 }
 
 
@@ -202,7 +228,7 @@ def _check_skip_semantics():
   import numpy as np  # pylint: disable=g-import-not-at-top
   failures = 0
   for name in ("chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
-               "skip_switch1", "hybrid_switch1"):
+               "skip_switch1", "hybrid_switch1", "hx_cond", "hx_switch1"):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")
       b = tf.compat.v1.Variable(np.ones((3,), np.float32), name="b")
