@@ -32,9 +32,10 @@ elements (a dense-prediction loss), and the targets and the model's output
 are in small units (`--target_scale`). Each element's gradient entering the
 float16 graph starts near 1e-6, among float16's imprecise subnormals, and
 shrinks as the model improves until it falls below the smallest one (6e-8)
-and flushes to zero: the unscaled run stalls (Micikevicius et al., 2018). Loss scaling lifts the gradients back
-into range. Every run is judged by the same float32 evaluation of its
-float32 weights, relative to the targets' variance.
+and flushes to zero: the unscaled run stalls (Micikevicius et al., 2018).
+Loss scaling lifts the gradients back into range. Every run is judged by
+the same float32 evaluation of its float32 weights, relative to the
+targets' variance.
 
 Writes to `--output_dir`: TensorBoard event files (one directory per run,
 with `LossScaleHook`'s loss-scale and skipped-step scalars), `results.json`,
