@@ -62,8 +62,15 @@ import shutil
 import sys
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import libcst as cst
-from libcst import metadata
+try:
+  import libcst as cst
+  from libcst import metadata
+except ImportError as e:
+  raise ImportError(
+      "The contrib-mp-upgrade command needs libcst, which could not be "
+      "imported ({}). Install it with `pip install "
+      "'contrib_mixed_precision[upgrade]'` (or `pip install libcst`).".format(
+          e)) from e
 
 _PROG = "contrib-mp-upgrade"
 _PACKAGE = "contrib_mixed_precision"

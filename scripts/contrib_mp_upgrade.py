@@ -28,7 +28,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
 
-from contrib_mixed_precision import upgrade  # pylint: disable=g-import-not-at-top
+# pylint: disable=g-import-not-at-top,wrong-import-position
+from contrib_mixed_precision import upgrade
+# pylint: enable=g-import-not-at-top,wrong-import-position
 
 if __name__ == "__main__":
   sys.exit(upgrade.main())

@@ -93,8 +93,8 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
        from tensorflow.contrib.mixed_precision.python import (
            loss_scale_manager, loss_scale_optimizer)
        assert loss_scale_manager is lsm and loss_scale_optimizer is lso
-       from tensorflow.contrib.mixed_precision.python.loss_scale_manager import (
-           FixedLossScaleManager)
+       from tensorflow.contrib.mixed_precision.python.loss_scale_manager \\
+           import FixedLossScaleManager
        assert FixedLossScaleManager is cmp.FixedLossScaleManager
        """),
       ("module_paths_import", """

@@ -350,7 +350,8 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
          outfile], cwd=self.tmp)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     with open(outfile, encoding="utf-8") as f:
-      self.assertIn("import contrib_mixed_precision as mixed_precision", f.read())
+      self.assertIn("import contrib_mixed_precision as mixed_precision",
+                    f.read())
 
 
 class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
