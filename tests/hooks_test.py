@@ -170,7 +170,8 @@ class LossScaleHookTest(tf.test.TestCase, parameterized.TestCase):
 
   def test_skips_above_the_floor_do_not_stop_the_run(self):
     # 8 * 2**127 overflows float32: three skips lower the scale to 2**124
-    # (8 * 2**124 = 2**127 < float32 max), where training goes on. Even with a limit of 1, nothing stops.
+    # (8 * 2**124 = 2**127 < float32 max), where training goes on. Even
+    # with a limit of 1, nothing stops.
     def make_manager():
       return lsm.ExponentialUpdateLossScaleManager(2.0**127, 1000, 1, 2, 0.5)
 
