@@ -31,6 +31,7 @@ For new code, prefer `tf.keras.mixed_precision.LossScaleOptimizer`.
 # missing or too old.
 from contrib_mixed_precision import _tf_compat  # pylint: disable=unused-import
 from contrib_mixed_precision.version import __version__
+from contrib_mixed_precision.alias import install_alias
 from contrib_mixed_precision.loss_scale import ExponentialUpdateLossScale
 from contrib_mixed_precision.loss_scale_manager import (
     ExponentialUpdateLossScaleManager)
@@ -47,4 +48,5 @@ __all__ = [
     "LossScaleManager",
     "LossScaleOptimizer",
     "__version__",
+    "install_alias",
 ]
