@@ -32,6 +32,8 @@ For new code, prefer `tf.keras.mixed_precision.LossScaleOptimizer`.
 from contrib_mixed_precision import _tf_compat  # pylint: disable=unused-import
 from contrib_mixed_precision.version import __version__
 from contrib_mixed_precision.alias import install_alias
+from contrib_mixed_precision.hooks import LossScaleHook
+from contrib_mixed_precision.hooks import LossScaleStuckError
 from contrib_mixed_precision.loss_scale import ExponentialUpdateLossScale
 from contrib_mixed_precision.loss_scale_manager import (
     ExponentialUpdateLossScaleManager)
@@ -45,8 +47,10 @@ __all__ = [
     "ExponentialUpdateLossScaleManager",
     "FixedLossScaleManager",
     "GraphKeys",
+    "LossScaleHook",
     "LossScaleManager",
     "LossScaleOptimizer",
+    "LossScaleStuckError",
     "__version__",
     "install_alias",
 ]

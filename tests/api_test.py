@@ -30,7 +30,7 @@ EXPECTED_ALL = [
     "LossScaleHook",
     "LossScaleManager",
     "LossScaleOptimizer",
-    "StuckAtMinimumLossScaleError",
+    "LossScaleStuckError",
     "__version__",
     "install_alias",
 ]
