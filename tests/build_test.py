@@ -128,8 +128,12 @@ def _imported_files(repo, src):
       else:
         found.add(module_file(node.module))
   found.discard(None)
-  # A file's own package __init__ is not a dependency of the __init__ itself.
   found.discard(src)
+  # A module of the package can always reach the package itself: Python runs
+  # the package __init__ before any of its modules. (A BUILD dep on it would
+  # be a cycle, since the __init__ target depends on the modules.)
+  if src.startswith(_PACKAGE + "/"):
+    found.discard(package_init)
   return found
 
 
