@@ -162,16 +162,26 @@ def replica_consensus(is_finite: tf.Tensor) -> tf.Tensor:
   """In a replica context: True only if `is_finite` holds on every replica.
 
   Outside a strategy (or with one replica) it returns `is_finite` unchanged.
-  Booleans cannot be all-reduced, so this sums a float flag instead.
   """
   if not in_replica_context_of_strategy():
     return is_finite
   ctx = tf.distribute.get_replica_context()
   if ctx.num_replicas_in_sync == 1:
     return is_finite
-  finite_count = ctx.all_reduce(tf.distribute.ReduceOp.SUM,
-                                tf.cast(is_finite, tf.float32))
-  return tf.greater_equal(finite_count, ctx.num_replicas_in_sync - 0.5)
+
+  # A merge_call and `strategy.reduce`, not `ctx.all_reduce`: in a TF1
+  # graph (Estimator's `train_distribute`) the replica-context all-reduce of
+  # the flag never completes, and its custom gradient walks back to the other
+  # replicas' mirrored variables, which it fails to find by name
+  # (`loss_scale/replica_1`). Booleans cannot be reduced, so this sums a
+  # float flag instead.
+  def merge_fn(strategy, flag):
+    finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, flag,
+                                   axis=None)
+    return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
+
+  return ctx.merge_call(
+      merge_fn, args=(tf.stop_gradient(tf.cast(is_finite, tf.float32)),))
 
 
 def run_once_across_replicas(fn, is_finite):
