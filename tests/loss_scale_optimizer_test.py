@@ -25,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 from absl.testing import parameterized
 import numpy as np
