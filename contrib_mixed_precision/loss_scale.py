@@ -110,14 +110,32 @@ def _values(grad):
   return grad.values if isinstance(grad, tf.IndexedSlices) else grad
 
 
+# Gradients with at most this many elements are checked exactly, all at once
+# (one concat per dtype); larger ones take the sum fast path below.
+_SMALL_GRAD_ELEMENTS = 1 << 14
+
+
+def _is_finite_all(tensors) -> tf.Tensor:
+  """Exact: one is_finite over the flattened tensors (all of one dtype)."""
+  flat = [tf.reshape(t, [-1]) for t in tensors]
+  return tf.reduce_all(
+      tf.math.is_finite(flat[0] if len(flat) == 1 else tf.concat(flat, 0)))
+
+
 def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   """Returns a scalar bool tensor: whether every non-None gradient is finite.
 
-  The fast path sums each float32/float64 gradient (one read, no full-size
-  temporary) and tests the total: a NaN or Inf anywhere makes the total
-  non-finite, so a finite total proves every element finite. A non-finite
-  total is either a real NaN/Inf or an overflow of the sum itself, so only
-  then the exact elementwise check runs. The answer is always the exact one.
+  The answer is always the exact one; how it is computed depends on size:
+
+  * Small gradients (biases, norms) are flattened, concatenated per dtype and
+    checked with one `is_finite`: per-tensor ops, not bytes, dominate there.
+  * Large float32/float64 gradients are summed (one read, no full-size
+    temporary) and the total is tested: a NaN or Inf anywhere makes the total
+    non-finite, so a finite total proves every element finite. Only a
+    non-finite total (a real NaN/Inf, or the sum itself overflowing) runs the
+    exact elementwise check, in a `tf.cond`.
+  * Large half-precision gradients would overflow such a sum long before
+    their elements do, so they are checked exactly.
 
   Args:
     grads: Gradients; None entries are ignored and IndexedSlices are checked
@@ -126,29 +144,36 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   Returns:
     A scalar bool tensor (True when there is no gradient at all).
   """
-  dense = [_values(g) for g in grads if g is not None]
-  if not dense:
-    return tf.constant(True)
-  # Half-precision sums overflow long before their elements do, so those
-  # grads go straight to the exact check.
-  summable = [g for g in dense if g.dtype in (tf.float32, tf.float64)]
-  exact_only = [g for g in dense if g.dtype not in (tf.float32, tf.float64)]
-
-  def exact(tensors):
-    return tf.reduce_all(
-        tf.stack([tf.reduce_all(tf.math.is_finite(g)) for g in tensors]))
-
+  small_by_dtype = {}
+  summable = []
   checks = []
+  for g in grads:
+    if g is None:
+      continue
+    g = _values(g)
+    size = g.shape.num_elements()
+    if size is not None and size <= _SMALL_GRAD_ELEMENTS:
+      small_by_dtype.setdefault(g.dtype, []).append(g)
+    elif g.dtype in (tf.float32, tf.float64):
+      summable.append(g)
+    else:
+      checks.append(_is_finite_all([g]))
+  checks.extend(_is_finite_all(group) for group in small_by_dtype.values())
   if summable:
-    total = tf.add_n(
-        [tf.cast(tf.reduce_sum(g), tf.float32) if g.dtype != tf.float32 else
-         tf.reduce_sum(g) for g in summable])
+    total = tf.add_n([
+        tf.reduce_sum(g) if g.dtype == tf.float32 else
+        tf.cast(tf.reduce_sum(g), tf.float32) for g in summable
+    ])
+    # The fallback captures only the large gradients: a cond adds a Switch
+    # per captured tensor, which costs more than checking a small one.
     checks.append(
         tf.cond(tf.math.is_finite(total), lambda: tf.constant(True),
-                lambda: exact(summable), name="all_finite_exact"))
-  if exact_only:
-    checks.append(exact(exact_only))
-  return checks[0] if len(checks) == 1 else tf.logical_and(*checks)
+                lambda: tf.reduce_all(
+                    tf.stack([_is_finite_all([g]) for g in summable])),
+                name="all_finite_exact"))
+  if not checks:
+    return tf.constant(True)
+  return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
 def in_replica_context_of_strategy() -> bool:

@@ -60,16 +60,53 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
             [tf.constant(v, tf.float32) for v in case["values"]]))
     self.assertEqual(bool(result), case["expected"])
 
-  @parameterized.product(mode=MODES, dtype=["float16", "bfloat16", "float64"])
-  def test_other_dtypes(self, mode, dtype):
+  @parameterized.product(mode=MODES, dtype=["float16", "bfloat16", "float64"],
+                         size=[2, 20000])
+  def test_other_dtypes(self, mode, dtype, size):
     big = float(tf.as_dtype(dtype).max) / 2
 
     def fn():
-      ok = [tf.constant([big, big], dtype), tf.constant([1.0], tf.float32)]
-      bad = [tf.constant([big, np.inf], dtype), tf.constant([1.0])]
+      ok = [tf.fill([size], tf.constant(big, dtype)),
+            tf.constant([1.0], tf.float32)]
+      bad = [tf.concat([tf.fill([size - 1], tf.constant(big, dtype)),
+                        tf.constant([np.inf], dtype)], 0), tf.constant([1.0])]
       return (loss_scale_lib.all_finite(ok), loss_scale_lib.all_finite(bad))
 
     self.assertEqual([bool(x) for x in evaluate(mode, fn)], [True, False])
+
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(fill=1.0, poison=None, expected=True),
+          # 20000 * BIG overflows the float32 sum: the exact fallback runs
+          # and must still say True.
+          dict(fill=BIG, poison=None, expected=True),
+          dict(fill=BIG, poison=np.nan, expected=False),
+          dict(fill=-1.0, poison=-np.inf, expected=False),
+          dict(fill=0.5, poison=np.inf, expected=False),
+      ])
+  def test_large_gradients(self, mode, case):
+    n = 20000  # Above the small-gradient size: the sum fast path.
+    values = np.full([n], case["fill"], np.float32)
+    if case["poison"] is not None:
+      values[n // 3] = case["poison"]
+
+    def fn():
+      return loss_scale_lib.all_finite(
+          [tf.constant(values), tf.ones([3]), None,
+           tf.constant(np.ones([200, 100], np.float64))])
+
+    self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
+
+  def test_which_path_each_size_takes(self):
+    with tf.Graph().as_default() as g:
+      loss_scale_lib.all_finite([tf.ones([10]), tf.ones([5, 5])])
+      self.assertEmpty([op for op in g.get_operations()
+                        if "all_finite_exact" in op.name])
+    with tf.Graph().as_default() as g:
+      loss_scale_lib.all_finite([tf.ones([10]), tf.ones([200, 100])])
+      self.assertNotEmpty([op for op in g.get_operations()
+                           if "all_finite_exact" in op.name])
 
   @parameterized.parameters(*MODES)
   def test_none_and_indexed_slices(self, mode):
