@@ -169,3 +169,15 @@ def track_trackable(parent, child, name):
   and using the same names keeps checkpoints interchangeable with it.
   """
   return parent._track_trackable(child, name, overwrite=True)  # pylint: disable=protected-access
+
+
+def in_control_flow_context(graph=None) -> bool:
+  """True while building inside a TF1 control-flow context (cond or while).
+
+  Why private: `Graph._get_control_flow_context()` is the only way to tell
+  that ops are being built inside a v1 `tf.cond`/`tf.while_loop` body, where
+  raw Switch/Merge ops must not be added outside that context's bookkeeping.
+  """
+  if graph is None:
+    graph = tf.compat.v1.get_default_graph()
+  return graph._get_control_flow_context() is not None  # pylint: disable=protected-access

@@ -73,6 +73,50 @@ def _as_op(result):
   return tf.group(result)
 
 
+def _skip_unless(is_finite, apply_fn, cond_scope):
+  """Builds `apply_fn()` so that its ops run only when `is_finite` is True.
+
+  Returns an op that completes on every step, applied or skipped. Whatever
+  `apply_fn` builds is built under the absolute name scope `cond_scope`, so
+  variables it creates are named as TF 1.15 named them (`cond/beta1_power`).
+
+  In a plain TF1-style graph this is one Switch on the flag: every op
+  `apply_fn` builds takes the Switch's true output as a control input, so on
+  a skipped step the executor marks them all dead and runs none of them, and
+  a Merge makes the result live again. That is what TF 1.15's `tf.cond` did
+  at run time, without routing every captured gradient, variable and
+  hyperparameter through a Switch of its own: for a model with hundreds of
+  variables the lowered `tf.cond` costs more per step and far more to build.
+
+  Everywhere else it is a `tf.cond`: inside a `tf.function` (a function
+  graph has no dead-tensor semantics to rely on), under a `tf.distribute`
+  strategy (replica threads build ops outside this thread's control
+  dependencies), and, conservatively, inside an outer TF1 cond or while
+  loop, whose context bookkeeping a nested cond handles by construction.
+  """
+  if (_tf_compat.is_building_function() or
+      _tf_compat.in_control_flow_context() or tf.distribute.has_strategy()):
+
+    def apply_branch():
+      # A cond_v2 branch is a function graph with a fresh name scope.
+      with tf.compat.v1.name_scope(cond_scope):
+        return _as_op(apply_fn())
+
+    return tf.cond(is_finite, apply_branch, tf.no_op,
+                   name=cond_scope.rstrip("/"))
+
+  with tf.compat.v1.name_scope(cond_scope):
+    skip, apply = tf.raw_ops.Switch(data=is_finite, pred=is_finite)
+    pivot = tf.identity(apply, name="switch_t")
+    # Variable creation inside `apply_fn` runs under `tf.init_scope()`, which
+    # clears these control dependencies: initializers are never gated.
+    with tf.control_dependencies([pivot]):
+      applied = _as_op(apply_fn())
+    with tf.control_dependencies([applied]):
+      applied_pivot = tf.identity(pivot, name="applied")
+    return tf.raw_ops.Merge(inputs=[skip, applied_pivot]).output.op
+
+
 class LossScaleOptimizer(_V1Optimizer):
   """An optimizer that applies loss scaling, as TF 1.15's contrib one did.
 
@@ -384,12 +428,7 @@ class LossScaleOptimizer(_V1Optimizer):
     with tf.compat.v1.name_scope(None, default_name="cond") as cond_scope:
       pass
 
-    def apply_branch():
-      with tf.compat.v1.name_scope(cond_scope):
-        return _as_op(apply_fn())
-
-    maybe_apply = tf.cond(is_finite, apply_branch, tf.no_op,
-                          name=cond_scope.rstrip("/"))
+    maybe_apply = _skip_unless(is_finite, apply_fn, cond_scope)
     with tf.control_dependencies(
         [loss_scale] if file_in_collections else []):
       update_op = self._loss_scale_manager.update_loss_scale(is_finite)

@@ -111,6 +111,7 @@ def check_hybrid_exact(grads, small=1 << 14):
 
 
 CHECKS = {
+    "core": loss_scale_lib.all_finite,
     "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
     "sum": check_sum,
@@ -190,6 +191,12 @@ class VariantLSO(cmp.LossScaleOptimizer):
     elif self._skip == "ctrl":
       with tf.control_dependencies([is_finite]):
         applied = apply_fn()
+    elif self._skip == "tfcond":
+      # The package's construction before the single-Switch skip.
+      def branch():
+        with tf.compat.v1.name_scope(scope):
+          return apply_fn()
+      applied = tf.cond(is_finite, branch, tf.no_op)
     elif self._skip == "switch1":
       if in_function:
         return self._apply_or_skip(is_finite, apply_fn, global_step)
@@ -220,6 +227,8 @@ VARIANTS = {
     "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
     "hx_cond": _variant(check="hybrid_exact"),
     "hx_switch1": _variant(check="hybrid_exact", skip="switch1"),
+    # The package's check with the tf.cond skip it used before.
+    "core_tfcond": _variant(check="core", skip="tfcond"),
 }
 
 

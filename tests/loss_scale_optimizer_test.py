@@ -787,6 +787,41 @@ def tf115_checkpoint_scenario(workdir):
   return result
 
 
+def outer_v1_cond_scenario():
+  """Gradient accumulation under TF1 control flow (run with v2 disabled).
+
+  `apply_gradients` is built inside a v1 `tf.cond` branch, a control-flow
+  context in which the optimizer must build its skip as a nested cond. Step
+  4 accumulates a NaN: that apply is skipped and the scale halves.
+  Returns [(w, loss_scale)] after each of six steps.
+  """
+  with tf.Graph().as_default():
+    w = tf.compat.v1.Variable([1.0], name="w")
+    acc = tf.compat.v1.Variable([0.0], name="acc", trainable=False)
+    count = tf.compat.v1.Variable(0, name="count", trainable=False)
+    poison = tf.compat.v1.placeholder(tf.float32, [])
+    manager = ExponentialUpdateLossScaleManager(8, 1, 1, 2, 0.5)
+    lso = LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+    (g, _), = lso.compute_gradients(w * 2.0 * poison, var_list=[w])
+    with tf.control_dependencies([acc.assign_add(g)]):
+      new_count = count.assign_add(1)
+
+    def apply():
+      with tf.control_dependencies([lso.apply_gradients([(acc + 0.0, w)])]):
+        return acc.assign([0.0]).op
+
+    step = tf.compat.v1.cond(tf.equal(new_count % 2, 0), apply, tf.no_op)
+    out = []
+    with tf.compat.v1.Session() as sess:
+      sess.run(tf.compat.v1.global_variables_initializer())
+      for value in (1.0, 1.0, 1.0, float("nan"), 1.0, 1.0):
+        sess.run(step, {poison: value})
+        w_value, scale = sess.run([w, manager.get_loss_scale()])
+        out.append((float(w_value[0]), float(scale)))
+  return out
+
+
 class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
                                        parameterized.TestCase):
 
@@ -849,6 +884,26 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
     self.assertEqual("float32_ref", result["loss_scale_tensor_dtype"])
     self.assertEqual(256.0, result["loss_scale_by_name"])
     self._check_tf115_scenario(result)
+
+  def test_apply_inside_outer_v1_cond(self):
+    code = (
+        "import json, sys\n"
+        "sys.path.insert(0, {tests!r})\n"
+        "import tensorflow as tf\n"
+        "tf.compat.v1.disable_v2_behavior()\n"
+        "import loss_scale_optimizer_test as t\n"
+        "print('RESULT=' + json.dumps(t.outer_v1_cond_scenario()))\n").format(
+            tests=_TESTS_DIR)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=300, check=False)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
+    self.assertTrue(lines, "subprocess failed:\n" + proc.stderr[-4000:])
+    # Applies at steps 2, 4 (NaN: skipped, 16 -> 8) and 6; each finite apply
+    # moves w by the accumulated 2 * 2.0 and doubles the scale.
+    self.assertEqual(
+        [tuple(x) for x in json.loads(lines[-1][len("RESULT="):])],
+        [(1.0, 8.0), (-3.0, 16.0), (-3.0, 16.0), (-3.0, 8.0), (-3.0, 8.0),
+         (-7.0, 16.0)])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_nan_storm_leaves_state_bit_identical(self, mode):
