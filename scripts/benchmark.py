@@ -39,7 +39,7 @@ Cases:
   small_build    graph-construction time and op count of small_graph's model.
 
 Usage:
-  PYTHONPATH=. python scripts/benchmark.py             # about 3-4 minutes
+  PYTHONPATH=. python scripts/benchmark.py             # about 2.5 minutes
   PYTHONPATH=. python scripts/benchmark.py --quick     # smoke test
   PYTHONPATH=. python scripts/benchmark.py --json out.json --variants
 """
@@ -454,7 +454,7 @@ def main(argv=None):
   # rounds, steps per round, warm-up steps, extra construction rounds.
   # Construction rounds come on top of small_graph's own builds (500
   # variables take seconds each to build).
-  defaults = ((3, 2, 2, 1) if args.quick else (15, 2, 3, 0))
+  defaults = ((3, 2, 2, 1) if args.quick else (30, 3, 3, 0))
   args.rounds = args.rounds or defaults[0]
   args.steps = args.steps or defaults[1]
   args.warmup = defaults[2]
