@@ -31,7 +31,9 @@ eager mode it runs at once and returns None.
 """
 
 import abc
-from typing import List, Optional, Union
+import contextlib
+import logging
+from typing import List, Union
 
 import tensorflow as tf
 
@@ -57,6 +59,24 @@ def _finite_flag(finite_grads, caller: str) -> tf.Tensor:
         "{} tensor of shape {}. Reduce it first, e.g. with "
         "`tf.reduce_all(...)`.".format(caller, flag.dtype.name, flag.shape))
   return flag
+
+
+@contextlib.contextmanager
+def _quiet_tf_deprecations():
+  """Hides TF's deprecation notice for TF2 loss scales we build internally.
+
+  Building a `FixedLossScaleManager` makes a `FixedLossScale`, whose
+  constructor logs "deprecated, use Keras" once per process. The user never
+  called it, and this package exists precisely for code that cannot move to
+  Keras, so the notice would only mislead.
+  """
+  logger = tf.get_logger()
+  level = logger.level
+  logger.setLevel(logging.ERROR)
+  try:
+    yield
+  finally:
+    logger.setLevel(level)
 
 
 def _op_or_none(op):
@@ -152,8 +172,9 @@ class LossScaleManager(metaclass=abc.ABCMeta):
       return _LossScaleAdapter(loss_scale)
     if isinstance(loss_scale, str):
       if loss_scale == "dynamic":
-        return _LossScaleAdapter(
-            tf.compat.v1.mixed_precision.DynamicLossScale())
+        with _quiet_tf_deprecations():
+          dynamic = tf.compat.v1.mixed_precision.DynamicLossScale()
+        return _LossScaleAdapter(dynamic)
       raise TypeError(
           "`loss_scale` string must be 'dynamic', but got {!r}. Pass a "
           "LossScale object or a number for a fixed scale.".format(loss_scale))
@@ -196,8 +217,9 @@ class FixedLossScaleManager(LossScaleManager):
                                                      1.0)
     # TF 1.15 kept the number itself in `_loss_scale`; subclasses read it.
     self._loss_scale = loss_scale
-    self._loss_scale_object = tf.compat.v1.mixed_precision.FixedLossScale(
-        value)
+    with _quiet_tf_deprecations():
+      self._loss_scale_object = tf.compat.v1.mixed_precision.FixedLossScale(
+          value)
 
   @classmethod
   def _wrap(cls, fixed_loss_scale) -> "FixedLossScaleManager":

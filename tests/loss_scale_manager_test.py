@@ -448,6 +448,21 @@ class FixedLossScaleManagerTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(manager.loss_scale().numpy(), float(value))
     self.assertEqual(manager.variables(), [])
 
+  def test_no_misleading_deprecation_notice(self):
+    # TF logs "FixedLossScale is deprecated, use Keras" on first use; the
+    # user never called it, so building a manager must not show it.
+    program = ("import contrib_mixed_precision as mp\n"
+               "mp.FixedLossScaleManager(128)\n"
+               "mp.LossScaleManager.from_loss_scale('dynamic')\n"
+               "import tensorflow as tf\n"
+               "print('LEVEL', tf.get_logger().level)\n")
+    out = subprocess.run([sys.executable, "-c", program],
+                         capture_output=True, text=True, timeout=120)
+    self.assertEqual(out.returncode, 0, out.stderr[-3000:])
+    self.assertNotIn("deprecat", out.stderr.lower())
+    # The logger's level is restored afterwards.
+    self.assertIn("LEVEL 0", out.stdout)
+
   @parameterized.parameters(*MODES)
   def test_update_never_changes_the_scale(self, mode):
     if mode == "graph":
