@@ -36,8 +36,8 @@ import tempfile
 from absl.testing import parameterized
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
 _PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "programs", "estimator_train.py")
@@ -57,12 +57,7 @@ def _train(manager, distribute="none"):
   key = (manager, distribute)
   if key not in _results:
     out = os.path.join(tempfile.mkdtemp(), "estimator.json")
-    env = dict(os.environ)
-    package_root = os.path.dirname(
-        os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (package_root, env.get("PYTHONPATH")) if p)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env = program_util.child_env()
     proc = subprocess.run(
         [sys.executable, _PROGRAM, "--out", out, "--manager", manager,
          "--distribute", distribute, "--steps", str(_STEPS)],

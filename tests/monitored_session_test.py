@@ -40,8 +40,8 @@ import time
 import numpy as np
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
 _PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "programs", "monitored_resume.py")
@@ -49,16 +49,6 @@ _LAST_STEP = 24
 _SAVE_STEPS = 5
 _HANG_AT_STEP = 13
 _POISON_STEPS = (3, 9, 14, 15)
-
-
-def _child_env():
-  env = dict(os.environ)
-  package_root = os.path.dirname(
-      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      p for p in (package_root, env.get("PYTHONPATH")) if p)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-  return env
 
 
 def _command(checkpoint_dir, log, *extra):
@@ -71,7 +61,7 @@ def _command(checkpoint_dir, log, *extra):
 
 def _run(checkpoint_dir, log):
   proc = subprocess.run(
-      _command(checkpoint_dir, log), env=_child_env(), stdout=subprocess.PIPE,
+      _command(checkpoint_dir, log), env=program_util.child_env(), stdout=subprocess.PIPE,
       stderr=subprocess.STDOUT, timeout=300, check=False)
   if proc.returncode != 0:
     raise AssertionError("monitored_resume.py failed ({}):\n{}".format(
@@ -90,7 +80,7 @@ def _run_and_kill(checkpoint_dir, log, timeout=300):
   output = tempfile.TemporaryFile()
   proc = subprocess.Popen(
       _command(checkpoint_dir, log, "--hang-at-step", str(_HANG_AT_STEP)),
-      env=_child_env(), stdout=output, stderr=subprocess.STDOUT)
+      env=program_util.child_env(), stdout=output, stderr=subprocess.STDOUT)
   deadline = time.time() + timeout
   try:
     while not any(r["step"] == _HANG_AT_STEP for r in _read_log(log)):

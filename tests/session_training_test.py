@@ -32,8 +32,8 @@ import tempfile
 
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
 _PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "programs")
@@ -43,14 +43,7 @@ _POISON_STEPS = (55, 60)
 
 def run_program(name, *args, timeout=300):
   """Runs tests/programs/<name> with this interpreter and this package."""
-  env = dict(os.environ)
-  # The child imports the same package as this test (source tree, wheel or
-  # Bazel runfiles).
-  package_root = os.path.dirname(
-      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      p for p in (package_root, env.get("PYTHONPATH")) if p)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  env = program_util.child_env()
   proc = subprocess.run(
       [sys.executable, os.path.join(_PROGRAMS, name)] + list(args),
       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -37,8 +37,8 @@ import tempfile
 import numpy as np
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
 _PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "programs")
@@ -49,12 +49,7 @@ _LOSS_SCALE_KEYS = ("loss_scale", "good_steps", "bad_steps")
 
 
 def _run(*args):
-  env = dict(os.environ)
-  package_root = os.path.dirname(
-      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      p for p in (package_root, env.get("PYTHONPATH")) if p)
-  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  env = program_util.child_env()
   proc = subprocess.run(
       [sys.executable, os.path.join(_PROGRAMS, "tf115_checkpoint.py")] +
       list(args), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

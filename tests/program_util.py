@@ -1,0 +1,44 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Runs the complete training programs of tests/programs/ in subprocesses.
+
+TF global state (graphs, `disable_v2_behavior()`, logical devices) must not
+leak between tests, so each end-to-end program runs in its own process, with
+this interpreter and the same `contrib_mixed_precision` the test imported
+(the installed wheel, the source tree or Bazel's runfiles).
+"""
+
+import os
+
+import contrib_mixed_precision
+
+PROGRAMS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "programs")
+
+
+def program_path(name: str) -> str:
+  return os.path.join(PROGRAMS_DIR, name)
+
+
+def child_env() -> dict:
+  """This process's environment, with the package's root first on the path."""
+  env = dict(os.environ)
+  package_root = os.path.dirname(
+      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
+  env["PYTHONPATH"] = os.pathsep.join(
+      [package_root] +
+      [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  return env
