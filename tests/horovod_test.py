@@ -48,11 +48,10 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
-_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "programs", "horovod_lso.py")
+_PROGRAM = program_util.program_path("horovod_lso.py")
 _HOROVODRUN = os.path.join(os.path.dirname(sys.executable), "horovodrun")
 _NUM_RANKS = 2
 _STEPS = 7
@@ -81,15 +80,7 @@ def _horovod_missing_reason():
 
 def _child_env():
   """The environment for the ranks: the package importable as it is here."""
-  env = dict(os.environ)
-  # Under Bazel (and in the dev loop) the package is found through sys.path
-  # entries that a fresh interpreter would not have.
-  package_root = os.path.dirname(
-      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                        if p])
-  env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+  env = program_util.child_env()
   env["CUDA_VISIBLE_DEVICES"] = "-1"
   # Each rank gets 1 of the 2 cores; more threads only contend.
   env["OMP_NUM_THREADS"] = "1"

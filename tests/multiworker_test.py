@@ -38,11 +38,10 @@ import time
 import numpy as np
 import tensorflow as tf
 
-import contrib_mixed_precision
 import policy_reference
+import program_util
 
-_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "programs", "multiworker_lso.py")
+_PROGRAM = program_util.program_path("multiworker_lso.py")
 _NUM_WORKERS = 2
 _STEPS = 7
 # Non-consecutive bad steps: TF 1.15's policy keeps counting bad steps across
@@ -72,15 +71,7 @@ def _free_ports(n):
 
 def _child_env():
   """The environment for a worker: the package importable as it is here."""
-  env = dict(os.environ)
-  # Under Bazel (and in the dev loop) the package is found through sys.path
-  # entries that a fresh interpreter would not have.
-  package_root = os.path.dirname(
-      os.path.dirname(os.path.abspath(contrib_mixed_precision.__file__)))
-  env["PYTHONPATH"] = os.pathsep.join(
-      [package_root] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                        if p])
-  env["TF_CPP_MIN_LOG_LEVEL"] = "2"
+  env = program_util.child_env()
   env["CUDA_VISIBLE_DEVICES"] = "-1"
   return env
 
