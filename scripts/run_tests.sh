@@ -166,7 +166,7 @@ run_pytest_env() {
   (cd "$out" && CMP_TEST_ENV="$env" CMP_EXPECT_INSTALLED=1 \
      PATH="$venv/bin:$PATH" \
      "$venv/bin/python" -m pytest -c "$REPO/pytest.ini" --rootdir "$REPO" \
-       -p no:cacheprovider "${targets[@]}" "${args[@]}" 2>&1 \
+       -p no:cacheprovider --durations=10 "${targets[@]}" "${args[@]}" 2>&1 \
      | tee "$out/pytest.log")
   rc=${PIPESTATUS[0]}
   set -e
