@@ -131,21 +131,6 @@ def is_building_function(graph=None) -> bool:
   return bool(getattr(graph, "building_function", False))
 
 
-def outer_graph(graph):
-  """The graph that a `tf.function` body graph (FuncGraph) was traced from.
-
-  Why private: `FuncGraph.outer_graph` has no public accessor. Variables of a
-  manager used inside a `tf.function` live in the outermost non-function
-  graph (or eagerly), never in the body.
-  """
-  while getattr(graph, "building_function", False):
-    parent = getattr(graph, "outer_graph", None)
-    if parent is None:
-      break
-    graph = parent
-  return graph
-
-
 def loss_scale_weights(loss_scale):
   """The weights a TF `LossScale` holds for the current graph, by name order.
 

@@ -209,6 +209,20 @@ def replica_consensus(is_finite: tf.Tensor) -> tf.Tensor:
       merge_fn, args=(tf.stop_gradient(tf.cast(is_finite, tf.float32)),))
 
 
+def cross_replica_all_finite(strategy, grads) -> tf.Tensor:
+  """In the cross-replica context: True only if every replica's grads are.
+
+  Args:
+    strategy: The current `tf.distribute.Strategy`.
+    grads: Per-replica gradients (None entries ignored).
+  """
+  finite_flags = strategy.extended.call_for_each_replica(
+      lambda *g: tf.cast(all_finite(g), tf.float32), args=tuple(grads))
+  finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, finite_flags,
+                                 axis=None)
+  return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
+
+
 def run_once_across_replicas(fn, is_finite):
   """Runs `fn(is_finite)` once per step, whatever the distribution context.
 
@@ -460,16 +474,21 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     Returns:
       `(update_op, should_apply_gradients)`: the op is None in eager mode;
       `should_apply_gradients` is a scalar bool tensor.
+
+    Raises:
+      ValueError: If `grads` hold per-replica values but no strategy is in
+        scope.
     """
     grads = tf.nest.flatten(grads)
+    if not tf.distribute.has_strategy() and any(
+        isinstance(g, tf.distribute.DistributedValues) for g in grads):
+      raise ValueError(
+          "`grads` passed to ExponentialUpdateLossScale.update() hold "
+          "per-replica values, but no tf.distribute strategy is in scope, so "
+          "the replicas cannot agree on whether the step was finite. Call "
+          "update() inside `with strategy.scope():`.")
     if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
-      strategy = tf.distribute.get_strategy()
-      finite_flags = strategy.extended.call_for_each_replica(
-          lambda *g: tf.cast(all_finite(g), tf.float32), args=tuple(grads))
-      finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, finite_flags,
-                                     axis=None)
-      is_finite = tf.greater_equal(finite_count,
-                                   strategy.num_replicas_in_sync - 0.5)
+      is_finite = cross_replica_all_finite(tf.distribute.get_strategy(), grads)
     else:
       is_finite = replica_consensus(all_finite(grads))
     return self.update_from_finite(is_finite), is_finite

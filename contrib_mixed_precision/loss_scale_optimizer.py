@@ -366,13 +366,8 @@ class LossScaleOptimizer(_V1Optimizer):
                          name=None):
     """`apply_gradients` for callers already in a cross-replica context."""
     grads_and_vars = tuple(grads_and_vars)
-    finite_flags = distribution.extended.call_for_each_replica(
-        lambda *g: tf.cast(loss_scale_lib.all_finite(g), tf.float32),
-        args=tuple(g for g, _ in grads_and_vars))
-    finite_count = distribution.reduce(tf.distribute.ReduceOp.SUM,
-                                       finite_flags, axis=None)
-    is_finite = tf.greater_equal(finite_count,
-                                 distribution.num_replicas_in_sync - 0.5)
+    is_finite = loss_scale_lib.cross_replica_all_finite(
+        distribution, [g for g, _ in grads_and_vars])
     return self._merged_apply(distribution, grads_and_vars, global_step, name,
                               is_finite)
 

@@ -37,6 +37,7 @@ import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import loss_scale_manager as manager_lib
+from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -122,6 +123,61 @@ def strategy_run_scenario():
         "global_step": [_as_list(v) for v in local(global_step)],
     })
   return {"steps": steps, "tf_version": tf.__version__}
+
+
+def cross_replica_scenario():
+  """Callers already in the cross-replica context.
+
+  `LossScaleOptimizer._distributed_apply` (the v1 optimizer's entry point
+  for cross-replica callers) and `ExponentialUpdateLossScale.update` with
+  per-replica gradients, both fed by `strategy.run` in a `tf.function`.
+  """
+  strategy = tf.distribute.MirroredStrategy(_two_logical_cpus())
+  with strategy.scope():
+    w = tf.Variable([1.0, -1.0], name="w")
+    lso = lso_lib.LossScaleOptimizer(
+        tf.compat.v1.train.MomentumOptimizer(_LR, _MOMENTUM),
+        manager_lib.ExponentialUpdateLossScaleManager(
+            _INIT_SCALE, 2, 1, 2, 0.5))
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(
+        _INIT_SCALE, 2, 1, 2, 0.5)
+
+  @tf.function
+  def train_step(bad):
+
+    def replica_grads():
+      return tf.constant(_GRAD, tf.float32) * _replica_factor(bad)
+
+    grads = strategy.run(replica_grads)
+    lso._distributed_apply(strategy, [(grads, w)])  # pylint: disable=protected-access
+    with strategy.scope():
+      _, should_apply = loss_scale.update([grads])
+    return should_apply
+
+  @tf.function
+  def update_outside_scope():
+    return loss_scale.update(
+        [strategy.run(lambda: tf.constant(_GRAD, tf.float32))])[1]
+
+  try:
+    update_outside_scope()
+    outside_scope_error = None
+  except ValueError as e:
+    outside_scope_error = str(e)
+
+  local = strategy.experimental_local_results
+  steps = []
+  for bad in _REPLICA1_FACTORS:
+    applied = train_step(tf.constant(bad))
+    steps.append({
+        "w": [_as_list(v) for v in local(w)],
+        "momentum": [_as_list(v) for v in local(lso.get_slot(w, "momentum"))],
+        "scale": [_as_list(v)
+                  for v in local(lso._loss_scale_manager.get_loss_scale())],  # pylint: disable=protected-access
+        "tf2_scale": [_as_list(v) for v in local(loss_scale.variables()[0])],
+        "should_apply": bool(applied),
+    })
+  return {"steps": steps, "outside_scope_error": outside_scope_error}
 
 
 def estimator_scenario(model_dir):
@@ -255,6 +311,26 @@ class MirroredStrategyRunTest(tf.test.TestCase, parameterized.TestCase):
   def test_global_step_counts_applied_steps_only(self):
     self.assertEqual(list(np.cumsum(_FINITE)),
                      [s["global_step"][0] for s in self._steps()])
+
+
+class CrossReplicaContextTest(tf.test.TestCase):
+  """Callers in the cross-replica context, with a poisoned replica."""
+
+  def test_distributed_apply_and_loss_scale_update(self):
+    result = _run_scenario(self, "cross_replica_scenario()")
+    self.assertIn("inside `with strategy.scope():`",
+                  result["outside_scope_error"])
+    steps = result["steps"]
+    # The gradients are summed over the replicas: 1 * g + 3 * g.
+    expected_w, expected_accum = _expected_weights(grad_scale=4.0)
+    expected_scales = _expected_scales(_FINITE)
+    for i, step in enumerate(steps):
+      for replica in range(2):
+        self.assertAllClose(expected_w[i], step["w"][replica])
+        self.assertAllClose(expected_accum[i], step["momentum"][replica])
+        self.assertEqual(expected_scales[i], step["scale"][replica])
+        self.assertEqual(expected_scales[i], step["tf2_scale"][replica])
+      self.assertEqual(_FINITE[i], step["should_apply"])
 
 
 class EstimatorTrainDistributeTest(tf.test.TestCase):

@@ -37,9 +37,6 @@ class TfCompatTest(tf.test.TestCase):
       def fn():
         keys.append(_tf_compat.graph_key())
         self.assertTrue(_tf_compat.is_building_function())
-        self.assertIs(
-            _tf_compat.outer_graph(tf.compat.v1.get_default_graph()),
-            tf.compat.v1.get_default_graph().outer_graph)
         return tf.constant(0)
 
       fn.get_concrete_function()
