@@ -62,6 +62,15 @@ def _min_loss_scale(manager) -> float:
   return 1.0
 
 
+def _optimizer_name(opt) -> str:
+  """`opt.get_name()`, or its class name for wrappers that cannot answer."""
+  try:
+    name = opt.get_name()
+  except AttributeError:
+    name = None
+  return name or type(opt).__name__
+
+
 def _as_op(result):
   """An inner `apply_gradients` result as one op (for a cond branch)."""
   if result is None:
@@ -188,12 +197,11 @@ class LossScaleOptimizer(_V1Optimizer):
           "{}.".format(loss_scale_manager, type(loss_scale_manager).__name__))
     self._loss_scale_manager = loss_scale_manager
     self._advance_global_step_on_skip = bool(advance_global_step_on_skip)
-    # Some wrappers have neither `_use_locking` nor `get_name()`.
-    get_name = getattr(opt, "get_name", None)
-    name = get_name() if callable(get_name) else None
+    # Some wrappers never call `Optimizer.__init__`: no `_use_locking`, and
+    # the `get_name()` they inherit fails for lack of `_name`.
     super().__init__(
         use_locking=bool(getattr(opt, "_use_locking", False)),
-        name=name or type(opt).__name__)
+        name=_optimizer_name(opt))
     # Same dependency names as TF's MixedPrecisionLossScaleOptimizer, so
     # `tf.train.Checkpoint(optimizer=lso)` saves the inner optimizer's and
     # the manager's state.
@@ -208,8 +216,7 @@ class LossScaleOptimizer(_V1Optimizer):
   # -- Delegation ----------------------------------------------------------
 
   def get_name(self) -> str:
-    get_name = getattr(self._opt, "get_name", None)
-    return get_name() if callable(get_name) else self._name
+    return _optimizer_name(self._opt)
 
   def get_slot(self, var, name):
     return self._opt.get_slot(var, name)

@@ -435,6 +435,32 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
       self.assertLen(names, len(inner.variables()) + 3)
 
   @parameterized.named_parameters(ALL_MODES)
+  def test_wrapper_without_use_locking_or_name(self, mode):
+
+    class BareWrapper(tf.compat.v1.train.Optimizer):
+      """A wrapper that never calls Optimizer.__init__ (no _use_locking,
+      and the inherited get_name() raises for lack of _name)."""
+
+      def __init__(self, inner):  # pylint: disable=super-init-not-called
+        self._inner = inner
+
+      def compute_gradients(self, *args, **kwargs):
+        return self._inner.compute_gradients(*args, **kwargs)
+
+      def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        return self._inner.apply_gradients(grads_and_vars, global_step, name)
+
+    with _mode(mode) as sess:
+      w = _var([1.0])
+      lso = LossScaleOptimizer(
+          BareWrapper(tf.compat.v1.train.GradientDescentOptimizer(0.5)),
+          FixedLossScaleManager(64))
+      self.assertEqual("BareWrapper", lso.get_name())
+      steps = _Steps(mode, sess, _train_step(lso, lambda: w * 4.0))
+      steps()
+      self.assertAllEqual([1.0 - 0.5 * 4.0], steps.value(w))
+
+  @parameterized.named_parameters(ALL_MODES)
   def test_all_reduce_wrapper_inside_and_outside(self, mode):
     with _mode(mode) as sess:
       w_in = _var([1.0], "w_in")
