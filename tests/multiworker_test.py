@@ -127,26 +127,7 @@ def _run_workers(out_dir):
 
 
 def _numpy_reference(finite_flags):
-  """Weights after each step: momentum SGD on the workers' mean gradient."""
-  w = np.linspace(-1.0, 1.0, 6).reshape(3, 2).astype(np.float64)
-  b = np.zeros([2])
-  acc_w, acc_b = np.zeros_like(w), np.zeros_like(b)
-  y = np.ones([4, 2])
-  out = []
-  for finite in finite_flags:
-    if finite:
-      grads_w, grads_b = [], []
-      for task in range(_NUM_WORKERS):
-        x = np.arange(12, dtype=np.float64).reshape(4, 3) / 10.0 + task
-        residual = x @ w + b - y
-        grads_w.append(2.0 / residual.size * x.T @ residual)
-        grads_b.append(2.0 / residual.size * residual.sum(axis=0))
-      acc_w = 0.9 * acc_w + np.mean(grads_w, axis=0)
-      acc_b = 0.9 * acc_b + np.mean(grads_b, axis=0)
-      w = w - 0.1 * acc_w
-      b = b - 0.1 * acc_b
-    out.append((w.copy(), b.copy()))
-  return out
+  return policy_reference.data_parallel_momentum_sgd(finite_flags, _NUM_WORKERS)
 
 
 class MultiWorkerTest(tf.test.TestCase):

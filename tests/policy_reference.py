@@ -17,7 +17,8 @@
 Written from TF 1.15's description as plain branches over NumPy float32
 scalars (TF 1.15 multiplied a float32 variable by Python ratios), so tests
 can compare the package's branch-free TensorFlow implementation with it.
-No TensorFlow here.
+Also the NumPy reference training of the multi-process tests. No TensorFlow
+here.
 """
 
 import numpy as np
@@ -69,4 +70,37 @@ def dynamic_policy(flags, initial_loss_scale, increment_period, multiplier):
       scale = max(np.float32(1.0), np.float32(scale / np.float32(multiplier)))
       good = 0
     out.append(float(scale))
+  return out
+
+
+def data_parallel_momentum_sgd(finite_flags, num_workers):
+  """Weights after each step of the Horovod and multi-worker programs.
+
+  Momentum SGD (lr 0.1, momentum 0.9) on the workers' mean gradient of a
+  3x2 linear model with bias and squared error, worker k's batch being
+  `arange(12).reshape(4, 3) / 10 + k` with all-ones targets, starting from
+  `linspace(-1, 1, 6)` weights and zero bias. A step whose flag is False is
+  skipped entirely.
+
+  Returns:
+    [(w, b)] after each flag, as float64 NumPy arrays.
+  """
+  w = np.linspace(-1.0, 1.0, 6).reshape(3, 2).astype(np.float64)
+  b = np.zeros([2])
+  acc_w, acc_b = np.zeros_like(w), np.zeros_like(b)
+  y = np.ones([4, 2])
+  out = []
+  for finite in finite_flags:
+    if finite:
+      grads_w, grads_b = [], []
+      for worker in range(num_workers):
+        x = np.arange(12, dtype=np.float64).reshape(4, 3) / 10.0 + worker
+        residual = x @ w + b - y
+        grads_w.append(2.0 / residual.size * x.T @ residual)
+        grads_b.append(2.0 / residual.size * residual.sum(axis=0))
+      acc_w = 0.9 * acc_w + np.mean(grads_w, axis=0)
+      acc_b = 0.9 * acc_b + np.mean(grads_b, axis=0)
+      w = w - 0.1 * acc_w
+      b = b - 0.1 * acc_b
+    out.append((w.copy(), b.copy()))
   return out
