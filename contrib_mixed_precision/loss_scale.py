@@ -21,9 +21,11 @@ implements the contrib policy exactly, as a complete `LossScale` subclass, so
 both the TF1 managers (`loss_scale_manager.py`) and TF2-style code that drives
 a `LossScale` directly share one implementation.
 
-It also holds the two pieces of graph arithmetic the optimizer reuses: the
-finiteness check over a list of gradients (`all_finite`) and the
-cross-replica consensus on it (`replica_consensus`).
+It also holds the graph arithmetic the optimizer reuses: the exact
+finiteness check over a list of gradients (`all_finite`), the agreement on
+it across replicas (`replica_consensus` in a replica context,
+`cross_replica_all_finite` in the cross-replica one), and
+`run_once_across_replicas` for state updates.
 """
 
 import math
@@ -35,8 +37,6 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 
 _LossScaleBase = tf.compat.v1.mixed_precision.LossScale
-
-_FLOAT32_MAX = float(tf.float32.max)
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ is finite, and updates the manager on every call. Between the two, user code
 (clipping, all-reduce) sees ordinary, unscaled gradients.
 """
 
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, List, Optional, Tuple
 
 import tensorflow as tf
 
