@@ -220,9 +220,10 @@ def train_one(name, dtype, make_manager, data, args):
           history["loss_scale"].append(float(out["scale"]))
           skipped += not out["finite"]
         if step % eval_every == 0 or step == 1 or step == args.steps:
-          # Through the raw session: an eval is not a training step for hooks.
-          raw_session = sess._tf_sess()  # pylint: disable=protected-access
-          value = float(raw_session.run(eval_loss))
+          # Through the step context's raw session: an eval is not a
+          # training step for the hooks.
+          value = float(sess.run_step_fn(
+              lambda step_context: step_context.session.run(eval_loss)))
           history["step"].append(step)
           history["eval_loss"].append(value)
           writer.add_summary(tf.compat.v1.Summary(value=[
