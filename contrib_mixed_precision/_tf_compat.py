@@ -25,6 +25,12 @@ Every private TensorFlow attribute this package touches is reached through a
 function below, each with the reason it cannot use public API. The test
 `tests/tf_compat_test.py` exercises each one, so a TensorFlow release that
 moves them fails loudly there instead of silently elsewhere.
+
+One reliance on TensorFlow's internals is a behaviour, not an attribute, so
+it lives where it acts: `LossScaleOptimizer.__dir__` hides `get_slot_names`,
+because TF's object-based checkpointing asks every object with
+`"get_slot_names" in dir(obj)` for slot variables, and the inner optimizer
+already reports them (its checkpoint test fails if TF changes this).
 """
 
 import warnings
