@@ -29,8 +29,6 @@ elsewhere these tests are skipped.
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import parameterized
@@ -39,8 +37,6 @@ import tensorflow as tf
 import policy_reference
 import program_util
 
-_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "programs", "estimator_train.py")
 _STEPS = 10
 _MANAGER_ARGS = dict(init_loss_scale=2**18, incr_every_n_steps=3,
                      decr_every_n_nan_or_inf=2, incr_ratio=2, decr_ratio=0.5)
@@ -57,15 +53,9 @@ def _train(manager, distribute="none"):
   key = (manager, distribute)
   if key not in _results:
     out = os.path.join(tempfile.mkdtemp(), "estimator.json")
-    env = program_util.child_env()
-    proc = subprocess.run(
-        [sys.executable, _PROGRAM, "--out", out, "--manager", manager,
-         "--distribute", distribute, "--steps", str(_STEPS)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        timeout=300, check=False)
-    if proc.returncode != 0:
-      raise AssertionError("estimator_train.py failed ({}):\n{}".format(
-          proc.returncode, proc.stdout.decode("utf-8", "replace")[-6000:]))
+    program_util.run_program("estimator_train.py", "--out", out,
+                             "--manager", manager, "--distribute",
+                             distribute, "--steps", str(_STEPS))
     with open(out) as f:
       _results[key] = json.load(f)
   return _results[key]

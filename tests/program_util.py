@@ -21,6 +21,8 @@ this interpreter and the same `contrib_mixed_precision` the test imported
 """
 
 import os
+import subprocess
+import sys
 
 import contrib_mixed_precision
 
@@ -42,3 +44,21 @@ def child_env() -> dict:
       [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
   env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
   return env
+
+
+def run_program(name: str, *args: str, timeout: float = 300) -> str:
+  """Runs tests/programs/<name> with `args`; returns its combined output.
+
+  Raises:
+    AssertionError: If the program exits non-zero, with the end of its
+      output.
+  """
+  proc = subprocess.run(
+      [sys.executable, program_path(name)] + list(args), env=child_env(),
+      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+      check=False)
+  output = proc.stdout.decode("utf-8", "replace")
+  if proc.returncode != 0:
+    raise AssertionError("{} {} failed with exit status {}:\n{}".format(
+        name, " ".join(args), proc.returncode, output[-6000:]))
+  return output

@@ -26,8 +26,6 @@ policy, fed with the finite flags the program observed.
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import tensorflow as tf
@@ -35,24 +33,8 @@ import tensorflow as tf
 import policy_reference
 import program_util
 
-_PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         "programs")
 _STEPS = 70
 _POISON_STEPS = (55, 60)
-
-
-def run_program(name, *args, timeout=300):
-  """Runs tests/programs/<name> with this interpreter and this package."""
-  env = program_util.child_env()
-  proc = subprocess.run(
-      [sys.executable, os.path.join(_PROGRAMS, name)] + list(args),
-      env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-      timeout=timeout, check=False)
-  output = proc.stdout.decode("utf-8", "replace")
-  if proc.returncode != 0:
-    raise AssertionError("{} {} failed with exit status {}:\n{}".format(
-        name, " ".join(args), proc.returncode, output[-6000:]))
-  return output
 
 
 class SessionTrainingTest(tf.test.TestCase):
@@ -62,7 +44,7 @@ class SessionTrainingTest(tf.test.TestCase):
     super().setUpClass()
     out_dir = tempfile.mkdtemp()
     out = os.path.join(out_dir, "session.json")
-    run_program("session_bert_like.py", "--out", out, "--steps", str(_STEPS),
+    program_util.run_program("session_bert_like.py", "--out", out, "--steps", str(_STEPS),
                 "--poison-steps", ",".join(str(s) for s in _POISON_STEPS))
     with open(out) as f:
       cls.result = json.load(f)

@@ -30,7 +30,6 @@ are tested: a `Saver` whose `var_list` leaves out `manager.variables()`
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -40,24 +39,14 @@ import tensorflow as tf
 import policy_reference
 import program_util
 
-_PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         "programs")
-sys.path.insert(0, _PROGRAMS)
+sys.path.insert(0, program_util.PROGRAMS_DIR)
 import tf115_checkpoint as program  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 _LOSS_SCALE_KEYS = ("loss_scale", "good_steps", "bad_steps")
 
 
 def _run(*args):
-  env = program_util.child_env()
-  proc = subprocess.run(
-      [sys.executable, os.path.join(_PROGRAMS, "tf115_checkpoint.py")] +
-      list(args), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-      timeout=300, check=False)
-  if proc.returncode != 0:
-    raise AssertionError("tf115_checkpoint.py {} failed ({}):\n{}".format(
-        " ".join(args), proc.returncode,
-        proc.stdout.decode("utf-8", "replace")[-6000:]))
+  program_util.run_program("tf115_checkpoint.py", *args)
 
 
 def _run_json(*args):
