@@ -382,13 +382,13 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
           self._incr_every_n_steps, self._decr_every_n_nan_or_inf,
           self._incr_ratio, self._decr_ratio)
 
-    if tf.executing_eagerly():
-      return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
     # TF 1.15 built this update as a `tf.cond`, which took the name scope
     # `cond` (uniquified). Taking it here too keeps the scope names of later
     # conds, and so the `cond_N/beta1_power` variable names of a second
     # LossScaleOptimizer in the same scope, as TF 1.15 wrote them.
-    with tf.compat.v1.name_scope(None, default_name="cond"):
+    scope = (contextlib.nullcontext() if tf.executing_eagerly() else
+             tf.compat.v1.name_scope(None, default_name="cond"))
+    with scope:
       return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
 
   def variables(self) -> List[tf.Variable]:
