@@ -29,6 +29,7 @@ from typing import Optional, Union
 from absl import logging
 import tensorflow as tf
 
+from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 
 # TensorBoard tags. With several LossScaleOptimizers in one graph (a GAN),
@@ -57,18 +58,6 @@ class LossScaleStuckError(RuntimeError):
     self.loss_scale = loss_scale
     self.skipped_steps = skipped_steps
     self.step = step
-
-
-def _check_positive_int(name: str, value, allow_none: bool) -> None:
-  if value is None and allow_none:
-    return
-  expected = "a positive int" + (" or None" if allow_none else "")
-  if isinstance(value, bool) or not isinstance(value, int):
-    raise TypeError("`{}` must be {}, but got {!r} of type {}.".format(
-        name, expected, value, type(value).__name__))
-  if value < 1:
-    raise ValueError("`{}` must be {}, but got {}.".format(
-        name, expected, value))
 
 
 class LossScaleHook(tf.compat.v1.train.SessionRunHook):
@@ -124,19 +113,22 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
         default) to never stop it.
 
     Raises:
-      TypeError: If `every_n_steps` or `max_skips_at_min_scale` is not an
-        int (None allowed for the latter), or `summary_dir` is neither None
-        nor a path.
-      ValueError: If `every_n_steps` or `max_skips_at_min_scale` is below 1.
+      TypeError: If `every_n_steps` or `max_skips_at_min_scale` is not a
+        Python or NumPy int (None allowed for the latter), or `summary_dir`
+        is neither None nor a path.
+      ValueError: If `every_n_steps` or `max_skips_at_min_scale` is outside
+        [1, 2**31 - 1].
     """
-    _check_positive_int("every_n_steps", every_n_steps, allow_none=False)
-    _check_positive_int("max_skips_at_min_scale", max_skips_at_min_scale,
-                        allow_none=True)
+    every_n_steps = _validation.check_int("every_n_steps", every_n_steps)
+    max_skips_at_min_scale = _validation.check_int(
+        "max_skips_at_min_scale", max_skips_at_min_scale, allow_none=True,
+        hint="None never stops the run.")
     if summary_dir is not None and not isinstance(summary_dir,
                                                   (str, os.PathLike)):
       raise TypeError(
-          "`summary_dir` must be a directory path or None, but got {!r} of "
-          "type {}.".format(summary_dir, type(summary_dir).__name__))
+          "`summary_dir` must be a directory path (str or os.PathLike) or "
+          "None, but got {!r} of type {}.".format(
+              summary_dir, type(summary_dir).__name__))
     self._every_n_steps = every_n_steps
     self._summary_dir = (os.fspath(summary_dir)
                          if summary_dir is not None else None)

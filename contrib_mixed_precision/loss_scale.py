@@ -28,77 +28,14 @@ it across replicas (`replica_consensus` in a replica context,
 `run_once_across_replicas` for state updates.
 """
 
-import math
-import numbers
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import _validation
 
 _LossScaleBase = tf.compat.v1.mixed_precision.LossScale
-
-
-# ---------------------------------------------------------------------------
-# Argument validation, shared with the managers.
-# ---------------------------------------------------------------------------
-
-
-def _is_real_number(value) -> bool:
-  # bool is an int subclass, but `True` as a loss scale is always a mistake.
-  return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def validate_loss_scale_value(name: str, value, minimum: float,
-                              inclusive: bool = True) -> float:
-  """Returns `value` as a float, or raises if it is not a usable scale.
-
-  Args:
-    name: The argument name, for the error message.
-    value: What the caller passed.
-    minimum: The smallest allowed value.
-    inclusive: Whether `minimum` itself is allowed.
-
-  Returns:
-    `float(value)`.
-
-  Raises:
-    TypeError: If `value` is not a real number (bools and tensors included).
-    ValueError: If `value` is NaN, infinite or below `minimum`.
-  """
-  if not _is_real_number(value):
-    raise TypeError(
-        "`{}` must be a Python int or float, but got {!r} of type {}. Pass a "
-        "number such as 2**15.".format(name, value, type(value).__name__))
-  value = float(value)
-  if not math.isfinite(value):
-    raise ValueError("`{}` must be finite, but got {}. Pass a finite number "
-                     "such as 2**15.".format(name, value))
-  if value < minimum or (not inclusive and value == minimum):
-    raise ValueError("`{}` must be {} {}, but got {}.".format(
-        name, ">=" if inclusive else ">", minimum, value))
-  return value
-
-
-def _validate_step_count(name: str, value) -> int:
-  if (not isinstance(value, numbers.Integral) or isinstance(value, bool) or
-      value < 1):
-    raise ValueError(
-        "`{}` must be an int >= 1 (a number of steps), but got {!r}.".format(
-            name, value))
-  return int(value)
-
-
-def _validate_decr_ratio(value) -> float:
-  if not _is_real_number(value):
-    raise TypeError("`decr_ratio` must be a Python float in (0, 1], but got "
-                    "{!r} of type {}.".format(value, type(value).__name__))
-  value = float(value)
-  if not 0.0 < value <= 1.0:
-    raise ValueError(
-        "`decr_ratio` must be in (0, 1] (it multiplies the scale after "
-        "overflows), but got {}.".format(value))
-  return value
 
 
 # ---------------------------------------------------------------------------
@@ -107,7 +44,16 @@ def _validate_decr_ratio(value) -> float:
 
 
 def _values(grad):
-  return grad.values if isinstance(grad, tf.IndexedSlices) else grad
+  """The tensor to check: IndexedSlices' values; numbers become tensors.
+
+  Every v1 optimizer accepts gradients that are Python or NumPy numbers or
+  lists (it converts them), and so did TF 1.15's `is_finite(g)`.
+  """
+  if isinstance(grad, tf.IndexedSlices):
+    return grad.values
+  if tf.is_tensor(grad):
+    return grad
+  return tf.convert_to_tensor(grad)
 
 
 # Gradients with at most this many elements are checked exactly, all at once
@@ -138,8 +84,9 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     their elements do, so they are checked exactly.
 
   Args:
-    grads: Gradients; None entries are ignored and IndexedSlices are checked
-      through their values.
+    grads: Gradients: tensors, IndexedSlices (checked through their values),
+      or anything `tf.convert_to_tensor` accepts (Python or NumPy numbers,
+      lists); None and integer entries are ignored.
 
   Returns:
     A scalar bool tensor (True when there is no gradient at all).
@@ -151,6 +98,8 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     if g is None:
       continue
     g = _values(g)
+    if not g.dtype.is_floating:
+      continue  # Integers cannot be NaN or Inf (and is_finite rejects them).
     size = g.shape.num_elements()
     if size is not None and size <= _SMALL_GRAD_ELEMENTS:
       small_by_dtype.setdefault(g.dtype, []).append(g)
@@ -355,28 +304,37 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     """Creates the loss scale and its state in the current graph.
 
     Args:
-      init_loss_scale: The starting scale, a positive finite Python number.
+      init_loss_scale: The starting scale: a Python or NumPy number,
+        positive and at most float32 max (the variable is float32).
       incr_every_n_steps: Grow the scale after this many consecutive steps
-        with finite gradients; an int >= 1.
+        with finite gradients; an int in [1, 2**31 - 1] (int32 counters).
       decr_every_n_nan_or_inf: Shrink the scale after this many steps with
-        NaN or Inf gradients (not necessarily consecutive); an int >= 1.
-      incr_ratio: The growth factor, >= 1.
-      decr_ratio: The shrink factor, in (0, 1].
+        NaN or Inf gradients (not necessarily consecutive); an int in
+        [1, 2**31 - 1].
+      incr_ratio: The growth factor, in [1, float32 max].
+      decr_ratio: The shrink factor, in (0, 1] as a float32.
 
     Raises:
-      TypeError: If a scale or ratio is not a Python number.
+      TypeError: If a count is not an integer, or a scale or ratio is not a
+        real number (bools, strings, arrays and tensors included).
       ValueError: If an argument is outside the range given above.
     """
     super().__init__()
-    self._init_loss_scale = validate_loss_scale_value(
-        "init_loss_scale", init_loss_scale, 0.0, inclusive=False)
-    self._incr_every_n_steps = _validate_step_count("incr_every_n_steps",
-                                                    incr_every_n_steps)
-    self._decr_every_n_nan_or_inf = _validate_step_count(
+    check = _validation
+    self._init_loss_scale = check.check_float32(
+        "init_loss_scale", init_loss_scale, 0.0, inclusive=False,
+        hint="Pass a positive number such as 2**15.")
+    # The counters are int32, as in TF 1.15 (whose graph construction failed
+    # on larger counts): a count they cannot reach would mean "never".
+    self._incr_every_n_steps = check.check_int(
+        "incr_every_n_steps", incr_every_n_steps,
+        hint="To never grow the scale, use FixedLossScaleManager.")
+    self._decr_every_n_nan_or_inf = check.check_int(
         "decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)
-    self._incr_ratio = validate_loss_scale_value("incr_ratio", incr_ratio,
-                                                 1.0)
-    self._decr_ratio = _validate_decr_ratio(decr_ratio)
+    self._incr_ratio = check.check_float32("incr_ratio", incr_ratio, 1.0)
+    self._decr_ratio = check.check_float32(
+        "decr_ratio", decr_ratio, 0.0, inclusive=False, maximum=1.0,
+        hint="It multiplies the scale after overflows.")
     self._states: Dict[Optional[str], _State] = {}
     self.state()
 

@@ -33,11 +33,14 @@ eager mode it runs at once and returns None.
 import abc
 import contextlib
 import logging
+import numbers
 from typing import List, Union
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 
 _LossScale = tf.compat.v1.mixed_precision.LossScale
@@ -160,7 +163,7 @@ class LossScaleManager(metaclass=abc.ABCMeta):
 
     Raises:
       TypeError: If `loss_scale` is none of the above.
-      ValueError: If it is a number below 1, NaN or infinite.
+      ValueError: If it is a number below 1, NaN, or too large for float32.
     """
     if isinstance(loss_scale, LossScaleManager):
       return loss_scale
@@ -178,7 +181,8 @@ class LossScaleManager(metaclass=abc.ABCMeta):
       raise TypeError(
           "`loss_scale` string must be 'dynamic', but got {!r}. Pass a "
           "LossScale object or a number for a fixed scale.".format(loss_scale))
-    if loss_scale_lib._is_real_number(loss_scale):  # pylint: disable=protected-access
+    if isinstance(loss_scale, numbers.Real) and not isinstance(
+        loss_scale, (bool, np.bool_)):
       return FixedLossScaleManager(loss_scale)
     raise TypeError(
         "`loss_scale` must be a tf.compat.v1.mixed_precision.LossScale, a "
@@ -207,14 +211,17 @@ class FixedLossScaleManager(LossScaleManager):
     """Creates the manager.
 
     Args:
-      loss_scale: The fixed scale, a finite Python int or float >= 1.
+      loss_scale: The fixed scale, a Python or NumPy number >= 1 that fits a
+        finite float32.
 
     Raises:
-      TypeError: If `loss_scale` is not a Python number (a bool included).
-      ValueError: If it is below 1, NaN or infinite.
+      TypeError: If `loss_scale` is not a Python or NumPy real number (a
+        bool included).
+      ValueError: If it is below 1, NaN, or does not fit a finite float32.
     """
-    value = loss_scale_lib.validate_loss_scale_value("loss_scale", loss_scale,
-                                                     1.0)
+    value = _validation.check_float32(
+        "loss_scale", loss_scale, 1.0,
+        hint="Pass a number such as 2**15; 1 means no scaling.")
     # TF 1.15 kept the number itself in `_loss_scale`; subclasses read it.
     self._loss_scale = loss_scale
     with _quiet_tf_deprecations():
@@ -320,17 +327,18 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     """Creates the manager and its state variables in the current graph.
 
     Args:
-      init_loss_scale: The starting scale, a positive finite Python number
-        (TF 1.15 code often uses 2**32).
+      init_loss_scale: The starting scale, a positive Python or NumPy number
+        up to float32 max (TF 1.15 code often uses 2**32).
       incr_every_n_steps: Grow after this many consecutive finite steps; an
-        int >= 1.
+        int in [1, 2**31 - 1] (the counters are int32, as in TF 1.15).
       decr_every_n_nan_or_inf: Shrink after this many non-finite steps; an
-        int >= 1.
-      incr_ratio: The growth factor, >= 1.
-      decr_ratio: The shrink factor, in (0, 1].
+        int in [1, 2**31 - 1].
+      incr_ratio: The growth factor, in [1, float32 max].
+      decr_ratio: The shrink factor, in (0, 1] as a float32.
 
     Raises:
-      TypeError: If a scale or ratio is not a Python number.
+      TypeError: If a count is not an integer, or a scale or ratio is not a
+        real number (bools, strings, arrays and tensors included).
       ValueError: If an argument is outside the range given above.
     """
     self._loss_scale_object = loss_scale_lib.ExponentialUpdateLossScale(

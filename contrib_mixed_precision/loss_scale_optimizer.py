@@ -25,6 +25,7 @@ from typing import Any, Iterable, List, Optional, Tuple
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 
@@ -172,8 +173,10 @@ class LossScaleOptimizer(_V1Optimizer):
         `StopAtStepHook` count skipped steps too.
 
     Raises:
-      TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`, or
-        `loss_scale_manager` is neither a manager nor a `LossScale`.
+      TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,
+        `loss_scale_manager` is neither a manager nor a `LossScale`, or
+        `advance_global_step_on_skip` is not a bool (a string "False" would
+        otherwise count as True).
     """
     # Set before anything else: subclasses may define __getattr__ forwarding
     # to `_opt`, which must never find it missing.
@@ -196,7 +199,8 @@ class LossScaleOptimizer(_V1Optimizer):
           "tf.compat.v1.mixed_precision.LossScale, but got {!r} of type "
           "{}.".format(loss_scale_manager, type(loss_scale_manager).__name__))
     self._loss_scale_manager = loss_scale_manager
-    self._advance_global_step_on_skip = bool(advance_global_step_on_skip)
+    self._advance_global_step_on_skip = _validation.check_bool(
+        "advance_global_step_on_skip", advance_global_step_on_skip)
     # Some wrappers never call `Optimizer.__init__`: no `_use_locking`, and
     # the `get_name()` they inherit fails for lack of `_name`.
     super().__init__(

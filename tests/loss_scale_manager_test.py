@@ -32,6 +32,7 @@ from contrib_mixed_precision import loss_scale_manager as lsm
 
 MODES = ("graph", "eager", "function")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+_TINY32 = float(np.float32(1e-30))
 
 
 def _state(manager):
@@ -174,6 +175,64 @@ class ExponentialUpdateLossScaleManagerTest(tf.test.TestCase,
                                                    decr_n, incr_ratio,
                                                    decr_ratio)
     self.assertEqual(actual, expected)
+
+  # The whole valid range, extremes included (int32 counters, float32
+  # scales and ratios, starting next to float32 max / ratio), in every mode.
+  # Few examples per mode: each builds a graph or traces a function.
+  _WHOLE_RANGE = dict(
+      flags=st.lists(st.booleans(), min_size=1, max_size=12),
+      init=st.one_of(
+          st.sampled_from([1, 1.0, FLOAT32_MAX, FLOAT32_MAX / 2,
+                           FLOAT32_MAX / 1e4, 2**32, np.float32(3.5)]),
+          st.floats(min_value=_TINY32, max_value=FLOAT32_MAX, allow_nan=False,
+                    width=32)),
+      incr_n=st.one_of(st.sampled_from([1, 2, 2**31 - 1]),
+                       st.integers(min_value=1, max_value=2**31 - 1)),
+      decr_n=st.one_of(st.sampled_from([1, 2, 2**31 - 1]),
+                       st.integers(min_value=1, max_value=2**31 - 1)),
+      incr_ratio=st.one_of(
+          st.sampled_from([1, 1.0, 2, FLOAT32_MAX, np.int64(3)]),
+          st.floats(min_value=1.0, max_value=FLOAT32_MAX, width=32)),
+      decr_ratio=st.one_of(
+          st.sampled_from([1, 1.0, 0.5, np.float32(1e-30)]),
+          st.floats(min_value=_TINY32, max_value=1.0, width=32)))
+
+  def _check_whole_range(self, mode, flags, init, incr_n, decr_n, incr_ratio,
+                         decr_ratio):
+    actual = run_flags(
+        lambda: lsm.ExponentialUpdateLossScaleManager(
+            init, incr_n, decr_n, incr_ratio, decr_ratio), flags, mode)
+    expected = policy_reference.exponential_policy(flags, init, incr_n,
+                                                   decr_n, incr_ratio,
+                                                   decr_ratio)
+    self.assertEqual(actual, expected)
+
+  @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+  @hypothesis.given(**_WHOLE_RANGE)
+  def test_whole_range_matches_reference_graph(self, **kwargs):
+    self._check_whole_range("graph", **kwargs)
+
+  @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+  @hypothesis.given(**_WHOLE_RANGE)
+  def test_whole_range_matches_reference_eager(self, **kwargs):
+    self._check_whole_range("eager", **kwargs)
+
+  @hypothesis.settings(max_examples=25, deadline=None, derandomize=True)
+  @hypothesis.given(**_WHOLE_RANGE)
+  def test_whole_range_matches_reference_function(self, **kwargs):
+    self._check_whole_range("function", **kwargs)
+
+  @parameterized.parameters(*MODES)
+  def test_largest_step_counts_never_grow_or_shrink(self, mode):
+    # 2**31 - 1 steps are never reached: the scale must stay put. (Before,
+    # counts at or above 2**31 wrapped when compared with the int32 counter,
+    # and sys.maxsize, meant as "never", doubled the scale every step.)
+    flags = [True] * 3 + [False] * 3
+    self.assertEqual(
+        run_flags(lambda: lsm.ExponentialUpdateLossScaleManager(
+            64, 2**31 - 1, 2**31 - 1), flags, mode),
+        [(64.0, 1, 0), (64.0, 2, 0), (64.0, 3, 0), (64.0, 0, 1),
+         (64.0, 0, 2), (64.0, 0, 3)])
 
   def test_keyword_and_positional_forms(self):
     # The forms legacy code uses (shared/clients/README.md).
@@ -485,11 +544,13 @@ class FixedLossScaleManagerTest(tf.test.TestCase, parameterized.TestCase):
 class BadInputTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.parameters(
-      (0.5, ValueError, "must be >= 1.0, but got 0.5"),
-      (0, ValueError, "must be >= 1.0, but got 0.0"),
-      (-3, ValueError, "must be >= 1.0"),
-      (float("nan"), ValueError, "must be finite, but got nan"),
-      (float("inf"), ValueError, "must be finite, but got inf"),
+      (0.5, ValueError, "must be a number >= 1.0 .*, but got 0.5 of type"),
+      (0, ValueError, "must be a number >= 1.0 .*, but got 0 of type int"),
+      (-3, ValueError, "must be a number >= 1.0"),
+      (float("nan"), ValueError, "but got nan of type float"),
+      (float("inf"), ValueError, "but got inf of type float"),
+      (1e39, ValueError, r"<= 3.40282347e\+38 \(float32 max\), but got 1e\+39"),
+      (10**400, ValueError, "float32 max"),
       (True, TypeError, "got True of type bool"),
       ("128", TypeError, "got '128' of type str"),
       (None, TypeError, "got None of type NoneType"),
@@ -499,32 +560,38 @@ class BadInputTest(tf.test.TestCase, parameterized.TestCase):
       lsm.FixedLossScaleManager(value)
 
   @parameterized.parameters(
-      (dict(init_loss_scale=0), ValueError, "`init_loss_scale` must be > 0"),
-      (dict(init_loss_scale=-1.0), ValueError, "`init_loss_scale` must be >"),
+      (dict(init_loss_scale=0), ValueError,
+       "`init_loss_scale` must be a number > 0"),
+      (dict(init_loss_scale=-1.0), ValueError, "`init_loss_scale` must be"),
       (dict(init_loss_scale=float("nan")), ValueError,
-       "`init_loss_scale` must be finite"),
+       "`init_loss_scale` must be .*got nan"),
       (dict(init_loss_scale=float("inf")), ValueError,
-       "`init_loss_scale` must be finite"),
+       "`init_loss_scale` must be .*got inf"),
+      (dict(init_loss_scale=1e39), ValueError,
+       "`init_loss_scale` must be .*float32 max.*got 1e\\+39"),
       (dict(init_loss_scale="big"), TypeError, "`init_loss_scale` must be a"),
       (dict(init_loss_scale=False), TypeError, "`init_loss_scale` must be a"),
       (dict(incr_every_n_steps=0), ValueError,
-       "`incr_every_n_steps` must be an int >= 1.*got 0"),
-      (dict(incr_every_n_steps=2.5), ValueError,
-       "`incr_every_n_steps` must be an int >= 1.*got 2.5"),
-      (dict(incr_every_n_steps=True), ValueError,
+       r"`incr_every_n_steps` must be an int in \[1, 2147483647\].*got 0"),
+      (dict(incr_every_n_steps=2**31), ValueError,
+       r"`incr_every_n_steps` must be an int in \[1, 2147483647\].*got 2147483648"),
+      (dict(incr_every_n_steps=2.5), TypeError,
+       "`incr_every_n_steps` must be an int.*got 2.5"),
+      (dict(incr_every_n_steps=True), TypeError,
        "`incr_every_n_steps` must be an int"),
       (dict(decr_every_n_nan_or_inf=0), ValueError,
-       "`decr_every_n_nan_or_inf` must be an int >= 1.*got 0"),
-      (dict(decr_every_n_nan_or_inf="2"), ValueError,
+       "`decr_every_n_nan_or_inf` must be an int.*got 0"),
+      (dict(decr_every_n_nan_or_inf="2"), TypeError,
        "`decr_every_n_nan_or_inf` must be an int"),
-      (dict(incr_ratio=0.5), ValueError, "`incr_ratio` must be >= 1.0"),
+      (dict(incr_ratio=0.5), ValueError, "`incr_ratio` must be a number >= 1"),
       (dict(incr_ratio=float("inf")), ValueError,
-       "`incr_ratio` must be finite"),
-      (dict(decr_ratio=0), ValueError, r"`decr_ratio` must be in \(0, 1\]"),
-      (dict(decr_ratio=1.5), ValueError, r"`decr_ratio` must be in \(0, 1\]"),
+       "`incr_ratio` must be .*got inf"),
+      (dict(decr_ratio=0), ValueError, "`decr_ratio` must be a number > 0"),
+      (dict(decr_ratio=1e-50), ValueError, "`decr_ratio` must be .*<= 1.0"),
+      (dict(decr_ratio=1.5), ValueError, "`decr_ratio` must be .*<= 1.0"),
       (dict(decr_ratio=-0.5), ValueError, "but got -0.5"),
       (dict(decr_ratio=float("nan")), ValueError, "but got nan"),
-      (dict(decr_ratio=None), TypeError, "`decr_ratio` must be a Python"),
+      (dict(decr_ratio=None), TypeError, "`decr_ratio` must be a number"),
   )
   def test_exponential_arguments(self, override, error, message):
     kwargs = dict(init_loss_scale=2**15, incr_every_n_steps=1000)
@@ -546,7 +613,7 @@ class BadInputTest(tf.test.TestCase, parameterized.TestCase):
   @parameterized.parameters(
       (object(), TypeError, "got <object"),
       ("static", TypeError, "must be 'dynamic', but got 'static'"),
-      (0.5, ValueError, "must be >= 1.0"),
+      (0.5, ValueError, "must be a number >= 1.0"),
       (None, TypeError, "got None"),
   )
   def test_from_loss_scale(self, value, error, message):
