@@ -32,6 +32,7 @@ For new code, prefer `tf.keras.mixed_precision.LossScaleOptimizer`.
 from contrib_mixed_precision import _tf_compat  # pylint: disable=unused-import
 from contrib_mixed_precision.version import __version__
 from contrib_mixed_precision.alias import install_alias
+from contrib_mixed_precision.graph_keys import GraphKeys
 from contrib_mixed_precision.hooks import LossScaleHook
 from contrib_mixed_precision.hooks import LossScaleStuckError
 from contrib_mixed_precision.loss_scale import ExponentialUpdateLossScale
@@ -39,7 +40,6 @@ from contrib_mixed_precision.loss_scale_manager import (
     ExponentialUpdateLossScaleManager)
 from contrib_mixed_precision.loss_scale_manager import FixedLossScaleManager
 from contrib_mixed_precision.loss_scale_manager import LossScaleManager
-from contrib_mixed_precision.loss_scale_optimizer import GraphKeys
 from contrib_mixed_precision.loss_scale_optimizer import LossScaleOptimizer
 
 __all__ = [

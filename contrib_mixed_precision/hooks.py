@@ -14,8 +14,8 @@
 # ==============================================================================
 """`LossScaleHook`: see the loss scale and skipped steps of a TF1 training run.
 
-`LossScaleOptimizer` files each step's finite-gradients flag and loss scale in
-graph collections (`loss_scale_optimizer.GraphKeys`). This hook reads them
+`LossScaleOptimizer` files each step's finite-gradients flag, loss scale and
+step op in graph collections (`graph_keys.GraphKeys`). This hook reads them
 with no reference to the optimizer, so it works wherever a
 `tf.compat.v1.train.SessionRunHook` does: `MonitoredTrainingSession`,
 `MonitoredSession` and Estimator `training_hooks`. It answers the questions
@@ -30,13 +30,17 @@ from absl import logging
 import tensorflow as tf
 
 from contrib_mixed_precision import _validation
-from contrib_mixed_precision import loss_scale_optimizer as lso_lib
+from contrib_mixed_precision.graph_keys import GraphKeys
 
 # TensorBoard tags. With several LossScaleOptimizers in one graph (a GAN),
 # the second one's tags end in `_1`, the third's in `_2`, and so on.
 LOSS_SCALE_TAG = "mixed_precision/loss_scale"
 SKIPPED_STEPS_TAG = "mixed_precision/skipped_steps"
 SKIPPED_STEPS_TOTAL_TAG = "mixed_precision/skipped_steps_total"
+
+
+def _as_op(element):
+  return element if isinstance(element, tf.Operation) else element.op
 
 
 class LossScaleStuckError(RuntimeError):
@@ -49,7 +53,8 @@ class LossScaleStuckError(RuntimeError):
   Attributes:
     loss_scale: The loss scale the skipped steps ran at.
     skipped_steps: How many consecutive steps were skipped at that scale.
-    step: The hook's step count (since the session started) when it stopped.
+    step: The stuck optimizer's step count (since the session started) when
+      the hook stopped the run.
   """
 
   def __init__(self, message: str, loss_scale: float, skipped_steps: int,
@@ -75,12 +80,22 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
 
   Why it exists: a dynamic loss scale hides overflow by skipping steps, and
   a run whose gradients are NaN for a reason no scale can fix skips every
-  step forever while looking alive. Each step it fetches two scalars per
-  optimizer; the global step only on logging steps.
+  step forever while looking alive.
 
-  The step it counts is the number of training steps run since the session
-  started; it is not `global_step`, which a skipped step does not advance.
-  TensorBoard steps continue from the `global_step` read at session start.
+  It only observes. A `session.run` that executes an optimizer's step op
+  (the op its `apply_gradients` returned, alone, in a `tf.group`, or as a
+  control dependency of what is fetched) gets that optimizer's flag and
+  scale added to its fetches: two scalars the step computes anyway. Any
+  other run (`sess.run(global_step)`, an evaluation, a GAN running only its
+  discriminator) gets nothing added, costs nothing, and does not count as a
+  step of that optimizer. Which optimizers a run executes is worked out once
+  per distinct set of fetches and feeds, by walking the graph back from the
+  fetches, and cached.
+
+  Each optimizer's steps are counted separately, from when the session
+  started; that is not `global_step`, which a skipped step does not
+  advance. TensorBoard steps continue from the `global_step` read at session
+  start, counted in runs that executed at least one optimizer.
 
   Example (TF1 graph mode):
 
@@ -144,27 +159,32 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
         the default graph, or its collections were edited inconsistently.
     """
     graph = tf.compat.v1.get_default_graph()
-    get = graph.get_collection
-    self._finite = get(lso_lib.GraphKeys.FINITE_GRADS)
-    self._scales = get(lso_lib.GraphKeys.LOSS_SCALE)
-    floors = get(lso_lib.GraphKeys.MIN_LOSS_SCALE)
-    if not self._finite:
+    self._graph = graph
+    keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
+            GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
+    finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
+    if not finite:
       raise RuntimeError(
           "LossScaleHook found no LossScaleOptimizer in the graph: the "
           "collection {!r} is empty. Build the train op with "
           "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
           "mode, in the graph the session runs, before the session is "
-          "created. With Estimator, build it in `model_fn` and pass the hook "
-          "as `training_hooks` or `train(hooks=...)`.".format(
-              lso_lib.GraphKeys.FINITE_GRADS))
-    if not len(self._finite) == len(self._scales) == len(floors):
+          "created, and not inside a `tf.cond`, `tf.while_loop` or "
+          "`tf.function` (their tensors cannot be fetched from outside). "
+          "With Estimator, build it in `model_fn` and pass the hook as "
+          "`training_hooks` or `train(hooks=...)`.".format(
+              GraphKeys.FINITE_GRADS))
+    counts = [len(c) for c in (finite, scales, floors, step_ops)]
+    if len(set(counts)) != 1:
       raise RuntimeError(
           "LossScaleHook needs one entry per LossScaleOptimizer in each of "
-          "the collections {!r}, {!r} and {!r}, but found {}, {} and {}. Do "
-          "not add to or clear these collections yourself.".format(
-              lso_lib.GraphKeys.FINITE_GRADS, lso_lib.GraphKeys.LOSS_SCALE,
-              lso_lib.GraphKeys.MIN_LOSS_SCALE, len(self._finite),
-              len(self._scales), len(floors)))
+          "the collections {}, but found {} entries. Do not add to or clear "
+          "these collections yourself.".format(
+              ", ".join(repr(k) for k in keys),
+              ", ".join(str(c) for c in counts)))
+    self._finite = finite
+    self._scales = scales
+    self._step_ops = [_as_op(op) for op in step_ops]
     # The floors are constants: read them now rather than fetch every step.
     self._floors = [float(tf.get_static_value(f)) for f in floors]
     self._global_step = tf.compat.v1.train.get_global_step(graph)
@@ -172,10 +192,12 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     if self._summary_dir is not None:
       self._writer = tf.compat.v1.summary.FileWriterCache.get(
           self._summary_dir)
-    n = len(self._finite)
-    self._steps = 0
+    n = len(finite)
+    self._active_cache = {}
+    self._runs = 0  # Runs that executed at least one optimizer's step.
     self._first_summary_step = 0
-    self._window_steps = 0
+    self._steps = [0] * n
+    self._window_steps = [0] * n
     self._window_skipped = [0] * n
     self._total_skipped = [0] * n
     self._stuck_run = [0] * n
@@ -189,10 +211,14 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
       self._first_summary_step = int(session.run(self._global_step))
 
   def before_run(self, run_context):
-    del run_context  # Unused.
-    fetches = {"finite": self._finite, "scale": self._scales}
+    active = self._active_optimizers(run_context.original_args)
+    self._run_active = active
+    if not active:
+      return None
+    fetches = {"finite": [self._finite[i] for i in active],
+               "scale": [self._scales[i] for i in active]}
     if (self._global_step is not None and
-        (self._steps + 1) % self._every_n_steps == 0):
+        (self._runs + 1) % self._every_n_steps == 0):
       fetches["global_step"] = self._global_step
     return tf.compat.v1.train.SessionRunArgs(fetches)
 
@@ -205,14 +231,17 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     """
     del run_context  # Unused.
     results = run_values.results
-    self._steps += 1
-    self._window_steps += 1
+    if not results:
+      return  # This run executed no optimizer's step.
+    self._runs += 1
     if "global_step" in results:
       self._last_global_step = int(results["global_step"])
     stuck = None
-    for i, (finite, scale) in enumerate(zip(results["finite"],
-                                            results["scale"])):
+    for i, finite, scale in zip(self._run_active, results["finite"],
+                                results["scale"]):
       scale = float(scale)
+      self._steps[i] += 1
+      self._window_steps[i] += 1
       self._last_scale[i] = scale
       if bool(finite):
         self._stuck_run[i] = 0
@@ -227,7 +256,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
         self._stuck_run[i] = 0
       if self._max_skips is not None and self._stuck_run[i] >= self._max_skips:
         stuck = i
-    if stuck is not None or self._steps % self._every_n_steps == 0:
+    if stuck is not None or self._runs % self._every_n_steps == 0:
       self._report()
     if stuck is not None:
       if self._writer is not None:
@@ -236,38 +265,84 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
 
   def end(self, session):
     del session  # Unused.
-    if self._window_steps:
+    if any(self._window_steps):
       self._report()
     if self._writer is not None:
       self._writer.flush()
 
   # -- Helpers -------------------------------------------------------------
 
+  def _active_optimizers(self, run_args):
+    """Indices of the optimizers whose step op this run executes (cached)."""
+    fetches = run_args.fetches
+    feeds = run_args.feed_dict or {}
+    try:
+      fetched = [self._graph.as_graph_element(f, allow_tensor=True,
+                                              allow_operation=True)
+                 for f in tf.nest.flatten(fetches) if f is not None]
+      fed = [self._graph.as_graph_element(f, allow_tensor=True,
+                                          allow_operation=False)
+             for f in feeds]
+    except (TypeError, ValueError, KeyError):
+      # Not graph elements of this graph (the session will say why): this
+      # hook adds nothing it could not observe.
+      return []
+    key = (tuple(e.name for e in fetched), tuple(sorted(t.name for t in fed)))
+    active = self._active_cache.get(key)
+    if active is None:
+      active = self._reachable_step_ops(fetched, fed)
+      self._active_cache[key] = active
+    return active
+
+  def _reachable_step_ops(self, fetched, fed):
+    """Walks back from `fetched` over data and control inputs.
+
+    A fed tensor's producer does not run, so the walk stops there, as the
+    session's pruning does.
+    """
+    targets = {op: i for i, op in enumerate(self._step_ops)}
+    fed = set(fed)
+    stack = [e if isinstance(e, tf.Operation) else e.op for e in fetched
+             if not (isinstance(e, tf.Tensor) and e in fed)]
+    seen = set()
+    found = set()
+    while stack and len(found) < len(targets):
+      op = stack.pop()
+      if op in seen:
+        continue
+      seen.add(op)
+      if op in targets:
+        found.add(targets[op])
+      stack.extend(op.control_inputs)
+      stack.extend(t.op for t in op.inputs if t not in fed)
+    return sorted(found)
+
   def _report(self):
     """Logs and summarises the window just ended, then starts a new one."""
     n = len(self._finite)
     global_step = ("" if self._last_global_step is None else
                    " (global_step {})".format(self._last_global_step))
+    values = []
     for i in range(n):
+      if not self._window_steps[i]:
+        continue  # Not run in this window: nothing new to say.
       which = "" if n == 1 else " [optimizer {}]".format(i)
       logging.info(
           # %.9g: every float32 scale, exactly.
           "LossScaleHook%s: step %d%s: loss scale %.9g; skipped %d of the "
-          "last %d steps, %d of %d in total.", which, self._steps, global_step,
-          self._last_scale[i], self._window_skipped[i], self._window_steps,
-          self._total_skipped[i], self._steps)
-    if self._writer is not None:
-      values = []
-      for i in range(n):
-        suffix = "" if i == 0 else "_{}".format(i)
-        for tag, value in ((LOSS_SCALE_TAG, self._last_scale[i]),
-                           (SKIPPED_STEPS_TAG, self._window_skipped[i]),
-                           (SKIPPED_STEPS_TOTAL_TAG, self._total_skipped[i])):
-          values.append(tf.compat.v1.Summary.Value(
-              tag=tag + suffix, simple_value=float(value)))
+          "last %d steps, %d of %d in total.", which, self._steps[i],
+          global_step, self._last_scale[i], self._window_skipped[i],
+          self._window_steps[i], self._total_skipped[i], self._steps[i])
+      suffix = "" if i == 0 else "_{}".format(i)
+      for tag, value in ((LOSS_SCALE_TAG, self._last_scale[i]),
+                         (SKIPPED_STEPS_TAG, self._window_skipped[i]),
+                         (SKIPPED_STEPS_TOTAL_TAG, self._total_skipped[i])):
+        values.append(tf.compat.v1.Summary.Value(
+            tag=tag + suffix, simple_value=float(value)))
+    if self._writer is not None and values:
       self._writer.add_summary(tf.compat.v1.Summary(value=values),
-                               self._first_summary_step + self._steps)
-    self._window_steps = 0
+                               self._first_summary_step + self._runs)
+    self._window_steps = [0] * n
     self._window_skipped = [0] * n
 
   def _stuck_error(self, i: int) -> LossScaleStuckError:
@@ -283,9 +358,9 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
         "float16 overflow. Check the loss and inputs, e.g. with "
         "`tf.debugging.enable_check_numerics()`. To wait longer, raise "
         "`max_skips_at_min_scale` (now {limit}).").format(
-            step=self._steps, count=self._stuck_run[i], which=which,
+            step=self._steps[i], count=self._stuck_run[i], which=which,
             scale=scale, limit=self._max_skips)
     logging.error("%s", message)
     return LossScaleStuckError(message, scale, self._stuck_run[i],
-                               self._steps)
+                               self._steps[i])
 

@@ -26,33 +26,13 @@ import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
+from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 
 _V1Optimizer = tf.compat.v1.train.Optimizer
-
-
-class GraphKeys(object):
-  """Graph collection keys under which `LossScaleOptimizer` files its tensors.
-
-  Each `apply_gradients` call built in graph mode adds one entry to each:
-
-  * `FINITE_GRADS`: the scalar bool tensor that decides the step: True when
-    every gradient was finite and the inner optimizer's update was applied.
-  * `LOSS_SCALE`: the loss scale used for the step, a scalar float32 tensor.
-    It is a copy taken before the manager updates the scale, so fetching it
-    with the train op gives this step's scale, not the next one's.
-  * `MIN_LOSS_SCALE`: a scalar float32 constant, the lowest scale the
-    manager can reach: the scale itself for a `FixedLossScaleManager`, 1
-    otherwise (TF 1.15's floor, and TF2's `DynamicLossScale`'s). A step
-    skipped at this scale cannot be rescued by lowering it.
-
-  Hooks (such as `LossScaleHook`) read them with no reference to the
-  optimizer. Nothing here creates a variable, so checkpoints are unchanged.
-  """
-  FINITE_GRADS = "contrib_mixed_precision_finite_grads"
-  LOSS_SCALE = "contrib_mixed_precision_loss_scale"
-  MIN_LOSS_SCALE = "contrib_mixed_precision_min_loss_scale"
+# Re-exported: it lived here before the contract module existed.
+GraphKeys = graph_keys.GraphKeys
 
 
 def _min_loss_scale(manager) -> float:
@@ -412,20 +392,18 @@ class LossScaleOptimizer(_V1Optimizer):
         self._maybe_advance_global_step(global_step)
       return None
 
-    file_in_collections = not _tf_compat.is_building_function()
-    if file_in_collections:
+    # Observers fetch this step's tensors from outside, which a function
+    # body or a TF1 cond/while body does not allow (a dead branch has no
+    # value to fetch).
+    observable = not (_tf_compat.is_building_function() or
+                      _tf_compat.in_control_flow_context())
+    if observable:
       # Snapshot copies the value (a plain read of a ref variable aliases its
       # buffer), and the manager's update waits for it below: a fetch of the
       # scale with the train op then sees this step's scale, never the next.
       loss_scale = tf.raw_ops.Snapshot(
           input=tf.cast(loss_scale, tf.float32), name="step_loss_scale")
       self.loss_scale = loss_scale
-      tf.compat.v1.add_to_collection(GraphKeys.FINITE_GRADS, is_finite)
-      tf.compat.v1.add_to_collection(GraphKeys.LOSS_SCALE, loss_scale)
-      tf.compat.v1.add_to_collection(
-          GraphKeys.MIN_LOSS_SCALE,
-          tf.constant(_min_loss_scale(self._loss_scale_manager), tf.float32,
-                      name="min_loss_scale"))
     # TF 1.15 built the inner apply inside a `tf.cond`, so the inner
     # optimizer's non-slot variables live in that cond's name scope (Adam's
     # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
@@ -435,8 +413,7 @@ class LossScaleOptimizer(_V1Optimizer):
       pass
 
     maybe_apply = _skip_unless(is_finite, apply_fn, cond_scope)
-    with tf.control_dependencies(
-        [loss_scale] if file_in_collections else []):
+    with tf.control_dependencies([loss_scale] if observable else []):
       update_op = self._loss_scale_manager.update_loss_scale(is_finite)
     ops = [maybe_apply]
     if update_op is not None:
@@ -447,7 +424,18 @@ class LossScaleOptimizer(_V1Optimizer):
             tf.cond(is_finite, tf.no_op,
                     lambda: _as_op(self._maybe_advance_global_step(global_step)),
                     name="advance_global_step_on_skip"))
-    return tf.group(*ops)
+    step_op = tf.group(*ops)
+    if observable:
+      # All four together, once the step is built: one entry per optimizer.
+      for key, value in (
+          (GraphKeys.FINITE_GRADS, is_finite),
+          (GraphKeys.LOSS_SCALE, loss_scale),
+          (GraphKeys.MIN_LOSS_SCALE,
+           tf.constant(_min_loss_scale(self._loss_scale_manager), tf.float32,
+                       name="min_loss_scale")),
+          (GraphKeys.STEP_OPS, step_op)):
+        tf.compat.v1.add_to_collection(key, value)
+    return step_op
 
   def _maybe_advance_global_step(self, global_step):
     if self._advance_global_step_on_skip and global_step is not None:

@@ -309,5 +309,97 @@ class LossScaleHookTest(tf.test.TestCase, parameterized.TestCase):
                      scalars[hooks.SKIPPED_STEPS_TOTAL_TAG])
 
 
+class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
+  """Runs that do not execute an optimizer's step are left exactly alone."""
+
+  def test_reads_between_steps_do_not_consume_input_batches(self):
+    with tf.Graph().as_default():
+      global_step = tf.compat.v1.train.get_or_create_global_step()
+      batches = tf.compat.v1.data.make_one_shot_iterator(
+          tf.data.Dataset.range(100).map(lambda i: tf.cast(i, tf.float32)))
+      x = batches.get_next()
+      w = tf.compat.v1.get_variable("w", initializer=1.0)
+      loss = tf.square(w * x)
+      opt = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.0), _exponential())
+      train_op = opt.minimize(loss, global_step=global_step)
+      eval_value = tf.identity(w * 2.0)  # An "evaluation": no input, no grads.
+      seen = []
+      hook = hooks.LossScaleHook(every_n_steps=2)
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        for _ in range(6):
+          seen.append(sess.run({"train": train_op, "x": x})["x"])
+          sess.run(global_step)
+          sess.run(eval_value)
+      # Only the training runs read the pipeline: batches 0, 1, 2, ...
+      self.assertEqual(seen, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+      self.assertEqual(hook._steps, [6])  # pylint: disable=protected-access
+
+  def test_reads_without_feeds_work_for_a_placeholder_model(self):
+    with tf.Graph().as_default():
+      global_step = tf.compat.v1.train.get_or_create_global_step()
+      x = tf.compat.v1.placeholder(tf.float32, [None])
+      w = tf.compat.v1.get_variable("w", initializer=1.0)
+      opt = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1), _exponential())
+      train_op = opt.minimize(tf.reduce_sum(tf.square(w * x)),
+                              global_step=global_step)
+      hook = hooks.LossScaleHook(every_n_steps=1)
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        sess.run(train_op, {x: [1.0, 2.0]})
+        # Neither read feeds `x`; each used to run the step's gradients.
+        self.assertEqual(sess.run(global_step), 1)
+        self.assertAllClose(sess.run(w), 1.0 - 0.1 * 10.0)
+      self.assertEqual(hook._steps, [1])  # pylint: disable=protected-access
+
+  def test_gan_running_one_optimizer_is_never_stopped(self):
+    with tf.Graph().as_default():
+      d = tf.compat.v1.get_variable("d", initializer=1.0)
+      g = tf.compat.v1.get_variable("g", initializer=1.0)
+      d_opt = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
+      g_opt = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
+      d_train = d_opt.minimize(tf.square(d), var_list=[d])
+      # The generator's gradient is always NaN: had its flag been fetched,
+      # the run would stop after 3 "skips" at its (fixed) floor.
+      g_train = g_opt.minimize(tf.sqrt(-tf.abs(g) - 1.0), var_list=[g])
+      del g_train
+      hook = hooks.LossScaleHook(every_n_steps=5, max_skips_at_min_scale=3)
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        for _ in range(20):
+          sess.run(d_train)
+        self.assertFalse(sess.should_stop())
+        self.assertAllClose(sess.run(d), 0.8**20)
+      self.assertEqual(hook._steps, [20, 0])  # pylint: disable=protected-access
+
+  @parameterized.named_parameters(
+      ("op", lambda train_op, loss: train_op),
+      ("name", lambda train_op, loss: train_op.name),
+      ("nested", lambda train_op, loss: {"a": [loss, (train_op,)]}),
+      ("group", lambda train_op, loss: tf.group(train_op, tf.no_op())),
+      ("control_dependency", lambda train_op, loss: _after(train_op, loss)))
+  def test_every_way_of_fetching_the_step_counts(self, fetch):
+    with tf.Graph().as_default():
+      train_op, loss = _build([1, 0, 1], _exponential)
+      fetches = fetch(train_op, loss)
+      hook = hooks.LossScaleHook(every_n_steps=100)
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        for _ in range(3):
+          sess.run(fetches)
+          sess.run(loss)  # Forward only: not a step.
+      self.assertEqual(hook._steps, [3])  # pylint: disable=protected-access
+      self.assertEqual(hook._total_skipped, [1])  # pylint: disable=protected-access
+
+
+def _after(train_op, loss):
+  with tf.control_dependencies([train_op]):
+    return tf.identity(loss)
+
+
 if __name__ == "__main__":
   tf.test.main()
