@@ -28,6 +28,7 @@ it across replicas (`replica_consensus` in a replica context,
 `run_once_across_replicas` for state updates.
 """
 
+import weakref
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 import tensorflow as tf
@@ -196,6 +197,28 @@ def run_once_across_replicas(fn, is_finite):
 # ---------------------------------------------------------------------------
 
 
+# One lock per loss-scale variable and graph, kept only as long as the graph.
+_UPDATE_LOCKS = weakref.WeakKeyDictionary()
+
+
+def _needs_update_lock() -> bool:
+  """True in a plain TF1-style graph, where ops run in dataflow order only."""
+  return not (_tf_compat.is_building_function() or
+              _tf_compat.in_control_flow_context() or
+              tf.distribute.has_strategy())
+
+
+def _update_lock(loss_scale) -> tf.CriticalSection:
+  """The `tf.CriticalSection` serializing updates of `loss_scale`'s state."""
+  graph = tf.compat.v1.get_default_graph()
+  locks = _UPDATE_LOCKS.setdefault(graph, {})
+  key = loss_scale.ref()
+  if key not in locks:
+    with tf.init_scope():
+      locks[key] = tf.CriticalSection(name="loss_scale_update_lock")
+  return locks[key]
+
+
 def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
                        incr_every_n_steps, decr_every_n_nan_or_inf,
                        incr_ratio, decr_ratio):
@@ -219,38 +242,61 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     The grouped update op in graph mode or `tf.function`; None in eager mode,
     where the variables have already been updated.
   """
-  scale = tf.identity(loss_scale)
-  good = tf.identity(good_steps)
-  bad = tf.identity(bad_steps)
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
-  good_plus_one = good + 1
-  bad_plus_one = bad + 1
-  grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
-  shrink = tf.logical_and(tf.logical_not(is_finite),
-                          bad_plus_one >= decr_every_n_nan_or_inf)
-  grown = scale * incr_ratio
-  shrunk = tf.maximum(1.0, scale * decr_ratio)
-  # Growth that would overflow float32 keeps the scale but still resets both
-  # counters, as TF 1.15 did.
-  new_scale = tf.where(
-      tf.logical_and(grow, tf.math.is_finite(grown)), grown,
-      tf.where(shrink, shrunk, scale))
-  zero = tf.zeros_like(good)
-  new_good = tf.where(tf.logical_and(is_finite, tf.logical_not(grow)),
-                      good_plus_one, zero)
-  # Bad steps accumulate non-consecutively: a good step does not clear them.
-  new_bad = tf.where(
-      is_finite, tf.where(grow, zero, bad),
-      tf.where(shrink, zero, bad_plus_one))
-  with tf.control_dependencies([new_scale, new_good, new_bad]):
-    updates = [
-        loss_scale.assign(new_scale, read_value=False),
-        good_steps.assign(new_good, read_value=False),
-        bad_steps.assign(new_bad, read_value=False),
-    ]
+
+  def step():
+    scale = tf.identity(loss_scale)
+    good = tf.identity(good_steps)
+    bad = tf.identity(bad_steps)
+    good_plus_one = good + 1
+    bad_plus_one = bad + 1
+    grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
+    shrink = tf.logical_and(tf.logical_not(is_finite),
+                            bad_plus_one >= decr_every_n_nan_or_inf)
+    grown = scale * incr_ratio
+    shrunk = tf.maximum(1.0, scale * decr_ratio)
+    # Growth that would overflow float32 keeps the scale but still resets both
+    # counters, as TF 1.15 did.
+    new_scale = tf.where(
+        tf.logical_and(grow, tf.math.is_finite(grown)), grown,
+        tf.where(shrink, shrunk, scale))
+    zero = tf.zeros_like(good)
+    new_good = tf.where(tf.logical_and(is_finite, tf.logical_not(grow)),
+                        good_plus_one, zero)
+    # Bad steps accumulate non-consecutively: a good step does not clear them.
+    new_bad = tf.where(
+        is_finite, tf.where(grow, zero, bad),
+        tf.where(shrink, zero, bad_plus_one))
+    with tf.control_dependencies([new_scale, new_good, new_bad]):
+      updates = [
+          loss_scale.assign(new_scale, read_value=False),
+          good_steps.assign(new_good, read_value=False),
+          bad_steps.assign(new_bad, read_value=False),
+      ]
+    return updates
+
   if tf.executing_eagerly():
+    step()
     return None
-  return tf.group(*updates, name="update_loss_scale")
+  if not _needs_update_lock():
+    # tf.function orders stateful ops as written; a strategy's merge_call
+    # runs the update once for all replicas.
+    return tf.group(*step(), name="update_loss_scale")
+
+  def locked_step():
+    with tf.control_dependencies(step()):
+      return tf.constant(True)
+
+  # Two optimizers sharing one manager may update it in the same
+  # `session.run` (a GAN's `sess.run([train_d, train_g])`). Each update
+  # reads all three variables and then writes them: unserialized, one
+  # update would overwrite the other (TF 1.15 had this race).
+  # The lock is taken once the flag is known, not while the gradients that
+  # decide it are still being computed.
+  with tf.control_dependencies([is_finite]):
+    done = _update_lock(loss_scale).execute(locked_step,
+                                            exclusive_resource_access=False)
+  return tf.group(done, name="update_loss_scale")
 
 
 class _State(object):

@@ -234,6 +234,28 @@ class ExponentialUpdateLossScaleManagerTest(tf.test.TestCase,
         [(64.0, 1, 0), (64.0, 2, 0), (64.0, 3, 0), (64.0, 0, 1),
          (64.0, 0, 2), (64.0, 0, 3)])
 
+  def test_shared_manager_updates_in_one_run_are_never_lost(self):
+    # Two optimizers sharing one manager, both run in one session.run (a
+    # GAN's `sess.run([train_d, train_g])`): each update must see the
+    # other's result. Unserialized, both read 1024 and the last write won
+    # (2048 or 512 after the step).
+    with tf.Graph().as_default():
+      manager = lsm.ExponentialUpdateLossScaleManager(1024, 1, 1, 2, 0.5)
+      d_update = manager.update_loss_scale(tf.constant(True))
+      g_update = manager.update_loss_scale(tf.constant(False))
+      reset = tf.compat.v1.variables_initializer(manager.variables())
+      serial = policy_reference.exponential_policy([True, False], 1024, 1, 1,
+                                                   2, 0.5)[-1]
+      self.assertEqual(serial, (1024.0, 0, 0))
+      with tf.compat.v1.Session() as sess:
+        results = set()
+        for _ in range(200):
+          sess.run(reset)
+          sess.run([d_update, g_update])
+          scale, good, bad = sess.run(_state(manager))
+          results.add((float(scale), int(good), int(bad)))
+      self.assertEqual(results, {serial})
+
   def test_keyword_and_positional_forms(self):
     # The forms legacy code uses (shared/clients/README.md).
     managers = [
