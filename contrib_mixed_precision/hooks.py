@@ -274,25 +274,32 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
 
   def _active_optimizers(self, run_args):
     """Indices of the optimizers whose step op this run executes (cached)."""
-    fetches = run_args.fetches
-    feeds = run_args.feed_dict or {}
-    try:
-      fetched = [self._graph.as_graph_element(f, allow_tensor=True,
-                                              allow_operation=True)
-                 for f in tf.nest.flatten(fetches) if f is not None]
-      fed = [self._graph.as_graph_element(f, allow_tensor=True,
-                                          allow_operation=False)
-             for f in feeds]
-    except (TypeError, ValueError, KeyError):
-      # Not graph elements of this graph (the session will say why): this
-      # hook adds nothing it could not observe.
-      return []
+    fetched = self._graph_elements(run_args.fetches, allow_operation=True)
+    fed = self._graph_elements(list(run_args.feed_dict or {}),
+                               allow_operation=False)
     key = (tuple(e.name for e in fetched), tuple(sorted(t.name for t in fed)))
     active = self._active_cache.get(key)
     if active is None:
       active = self._reachable_step_ops(fetched, fed)
       self._active_cache[key] = active
     return active
+
+  def _graph_elements(self, structure, allow_operation):
+    """The ops and tensors of this graph in a fetch or feed structure.
+
+    Anything else (another graph's tensor, a typo'd name) is left for the
+    session to report; the hook only needs what it can walk from.
+    """
+    elements = []
+    for item in tf.nest.flatten(structure, expand_composites=True):
+      if item is None:
+        continue
+      try:
+        elements.append(self._graph.as_graph_element(
+            item, allow_tensor=True, allow_operation=allow_operation))
+      except (TypeError, ValueError, KeyError):
+        continue
+    return elements
 
   def _reachable_step_ops(self, fetched, fed):
     """Walks back from `fetched` over data and control inputs.

@@ -295,6 +295,20 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
   manager reproduces TF 1.15's step for step, with the same state variables
   (`loss_scale`, `good_steps`, `bad_steps`), so TF 1.15 checkpoints restore.
 
+  One manager may serve several optimizers (a GAN's generator and
+  discriminator). Each `update_loss_scale` reads the three variables and
+  writes them back; in a plain graph these read-modify-writes are
+  serialized (a `tf.CriticalSection` per state), so when two optimizers'
+  steps run in one `session.run`, each update sees the other's result and
+  none is lost, as TF 1.15 lost them. A run that executes one optimizer
+  runs only that optimizer's update: nothing of the other is forced. Which
+  of two updates in the same run goes first is not fixed (no dataflow
+  edge can order two ops only when both run, and an unconditional edge
+  would make a run of one optimizer compute the other's gradients): the
+  result is always one of the two serial orders, so it is deterministic
+  wherever those agree, as the scale does after a finite and a non-finite
+  step that both change it. Under `tf.function` they run in program order.
+
   Example (TF1 graph mode, as NVIDIA's BERT writes it):
 
   ```python

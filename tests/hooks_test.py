@@ -381,6 +381,8 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
       ("name", lambda train_op, loss: train_op.name),
       ("nested", lambda train_op, loss: {"a": [loss, (train_op,)]}),
       ("group", lambda train_op, loss: tf.group(train_op, tf.no_op())),
+      ("with_sparse_tensor",
+       lambda train_op, loss: (tf.sparse.from_dense([[loss]]), train_op)),
       ("control_dependency", lambda train_op, loss: _after(train_op, loss)))
   def test_every_way_of_fetching_the_step_counts(self, fetch):
     with tf.Graph().as_default():
