@@ -194,6 +194,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
           self._summary_dir)
     n = len(finite)
     self._active_cache = {}
+    self._run_active = []  # Optimizers the current run executes.
     self._runs = 0  # Runs that executed at least one optimizer's step.
     self._first_summary_step = 0
     self._steps = [0] * n
