@@ -389,9 +389,9 @@ class LossScaleOptimizer(_V1Optimizer):
         # Graph mode builds the inner apply in a `cond` name scope (below),
         # so the inner optimizer's non-slot variables are `cond/beta1_power`
         # there. One set of names in every mode: a name-based checkpoint
-        # written in one mode restores in the other. (TF 1.15's eager path
-        # named them `beta1_power`: its `init_scope` reset the eager name
-        # scope.)
+        # written in one mode restores in the other. (TF 1.15 ran the eager
+        # apply inside `tf.cond`'s `cond` name scope too, and `init_scope`
+        # keeps the eager name scope.)
         with tf.name_scope("cond"):
           apply_fn()
       self._loss_scale_manager.update_loss_scale(is_finite)
