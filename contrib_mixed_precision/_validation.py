@@ -12,20 +12,24 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""One rule for the numbers and flags the public constructors accept.
+"""One rule for the numbers, flags and paths the public constructors accept.
 
-A number is accepted only if TensorFlow can hold it, exactly as meant, in the
-type it will live in: step counts are compared with int32 counters, scales
-and ratios live in float32. A bool is a bool (or NumPy's), never whatever
-`bool()` accepts, and never a number. Python and NumPy scalars are equally
-welcome; strings, arrays and tensors are not numbers.
+A number is accepted only if it can be held, exactly as meant, in the type
+it will live in: the exponential policy's step counts are compared with
+int32 counters, scales and ratios live in float32, and the hook's counts are
+Python ints. A bool is a bool (Python's or NumPy's), never whatever `bool()`
+accepts, and never a number. Python and NumPy scalars are equally welcome;
+strings, arrays and tensors are not numbers.
 
-Every message has one shape: "`arg` must be <what>, but got <repr> of type
-<type>. <what to do>".
+Every message has one shape:
+"`arg` must be <what>, but got <repr> of type <type>. <what to do>".
+
+This module needs NumPy only: it runs in every constructor.
 """
 
 import math
 import numbers
+import os
 from typing import Optional
 
 import numpy as np
@@ -34,12 +38,37 @@ INT32_MAX = int(np.iinfo(np.int32).max)
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _fail(error, name: str, what: str, value, hint: str = ""):
+def invalid(error, name: str, what: str, value, hint: str = ""):
+  """Returns `error` with the package's message; the caller raises it.
+
+  Args:
+    error: The exception class, TypeError or ValueError.
+    name: The argument's name, shown in backticks.
+    what: What the argument must be, e.g. "an int in [1, 2147483647]".
+    value: What was received.
+    hint: What to do instead; when empty, a hint for the kind of `value`.
+  """
   message = "`{}` must be {}, but got {!r} of type {}.".format(
       name, what, value, type(value).__name__)
+  hint = hint or hint_for(value)
   if hint:
     message += " " + hint
-  raise error(message)
+  return error(message)
+
+
+def hint_for(value) -> str:
+  """What to do instead of passing `value`, by its kind; "" if no advice."""
+  if isinstance(value, np.ndarray):
+    return ("Pass a Python or NumPy scalar (`array.item()` for a "
+            "one-element array).")
+  # Tensors and variables, recognised without importing TensorFlow.
+  if hasattr(value, "dtype") and hasattr(value, "shape") and not isinstance(
+      value, np.generic):
+    return ("Pass a Python or NumPy number: the value must be known when "
+            "the object is built, not computed by a graph.")
+  if isinstance(value, (str, bytes)):
+    return "Pass the value itself, not a string."
+  return ""
 
 
 def _is_bool(value) -> bool:
@@ -54,14 +83,27 @@ def check_bool(name: str, value) -> bool:
       included, which `bool()` would turn into True).
   """
   if not _is_bool(value):
-    _fail(TypeError, name, "a bool (True or False)", value)
+    hint = "Pass True or False."
+    if isinstance(value, str):
+      hint += " Any non-empty string, \"False\" included, reads as True."
+    raise invalid(TypeError, name, "a bool (True or False)", value, hint)
   return bool(value)
 
 
 def check_int(name: str, value, minimum: int = 1,
-              maximum: int = INT32_MAX, allow_none: bool = False,
+              maximum: Optional[int] = INT32_MAX, allow_none: bool = False,
               hint: str = "") -> Optional[int]:
   """Returns `value` as a Python int in [minimum, maximum].
+
+  Args:
+    name: The argument's name.
+    value: What was received.
+    minimum: The smallest value accepted.
+    maximum: The largest value accepted (int32 max by default: a count
+      compared with an int32 counter); None for no upper bound (a count kept
+      in Python).
+    allow_none: Whether None is accepted (and returned).
+    hint: What to do when `value` is out of range.
 
   Raises:
     TypeError: If `value` is not a Python or NumPy integer (bools, floats,
@@ -70,41 +112,90 @@ def check_int(name: str, value, minimum: int = 1,
   """
   if value is None and allow_none:
     return None
-  what = "an int in [{}, {}]{}".format(minimum, maximum,
-                                       " or None" if allow_none else "")
+  if maximum is None:
+    what = "an int >= {}".format(minimum)
+  else:
+    what = "an int in [{}, {}]".format(minimum, maximum)
+  if allow_none:
+    what += " or None"
   if _is_bool(value) or not isinstance(value, numbers.Integral):
-    _fail(TypeError, name, what, value, hint)
-  if not minimum <= int(value) <= maximum:
-    _fail(ValueError, name, what, value, hint)
+    if isinstance(value, numbers.Real) and not _is_bool(value):
+      type_hint = "Pass a whole number as an int, e.g. `int(x)`."
+    else:
+      type_hint = hint_for(value) or "Pass a Python or NumPy int."
+    raise invalid(TypeError, name, what, value, type_hint)
+  if int(value) < minimum or (maximum is not None and int(value) > maximum):
+    raise invalid(ValueError, name, what, value,
+                  hint or "Pass a value in that range.")
   return int(value)
 
 
 def check_float32(name: str, value, minimum: float,
                   inclusive: bool = True, maximum: float = FLOAT32_MAX,
                   hint: str = "") -> float:
-  """Returns `value` as a float that float32 holds finite and in range.
+  """Returns `value` as a Python float that float32 holds finite, in range.
 
   The range is checked on the float32 value, since that is the value the
-  computation uses: 1e39 overflows to inf and 1e-50 underflows to 0.
+  computation uses: 1e39 overflows to inf, and 1e-50 underflows to 0.
+
+  Args:
+    name: The argument's name.
+    value: What was received.
+    minimum: The lower bound.
+    inclusive: Whether `minimum` itself is accepted.
+    maximum: The upper bound (inclusive), float32 max by default.
+    hint: What to do when `value` is out of range.
 
   Raises:
-    TypeError: If `value` is not a Python or NumPy real number.
+    TypeError: If `value` is not a Python or NumPy real number (bools,
+      strings, arrays and tensors included).
     ValueError: If it is NaN, does not fit a finite float32, or its float32
       value is outside the range.
   """
-  what = "a number {} {} and <= {}".format(
-      ">=" if inclusive else ">", minimum,
-      "{:.9g} (float32 max)".format(maximum) if maximum == FLOAT32_MAX
-      else maximum)
+  if maximum == FLOAT32_MAX:
+    upper = "{:.9g} (float32 max)".format(maximum)
+  else:
+    upper = str(maximum)
+  what = "a number {} {} and <= {}".format(">=" if inclusive else ">",
+                                           minimum, upper)
   if _is_bool(value) or not isinstance(value, numbers.Real):
-    _fail(TypeError, name, what, value, hint)
+    raise invalid(TypeError, name, what, value,
+                  hint_for(value) or "Pass a Python or NumPy number.")
+  hint = hint or "Pass a value in that range."
   try:
     as_float = float(value)
   except OverflowError:  # An int such as 10**400.
-    _fail(ValueError, name, what, value, hint)
+    raise invalid(ValueError, name, what, value, hint) from None
   with np.errstate(over="ignore"):
     value32 = float(np.float32(as_float))
   if (not math.isfinite(value32) or value32 > maximum or value32 < minimum or
       (not inclusive and value32 == minimum)):
-    _fail(ValueError, name, what, value, hint)
+    raise invalid(ValueError, name, what, value, hint)
   return as_float
+
+
+def check_path(name: str, value, hint: str = "") -> Optional[str]:
+  """Returns `value` as a str path, or None for None.
+
+  Args:
+    name: The argument's name.
+    value: What was received.
+    hint: What to do instead of an empty path.
+
+  Raises:
+    TypeError: If `value` is neither None, a str nor an `os.PathLike` of a
+      str (bytes paths included).
+    ValueError: If it is the empty string.
+  """
+  what = "a directory path (str or os.PathLike) or None"
+  if value is None:
+    return None
+  if not isinstance(value, (str, os.PathLike)):
+    raise invalid(TypeError, name, what, value, "Pass a str path, or None.")
+  path = os.fspath(value)
+  if not isinstance(path, str):
+    raise invalid(TypeError, name, what, value, "Decode a bytes path first.")
+  if not path:
+    raise invalid(ValueError, name, "a non-empty path or None", value,
+                  hint or "Pass None for no path.")
+  return path

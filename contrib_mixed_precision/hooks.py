@@ -118,35 +118,37 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     """Creates the hook.
 
     Args:
-      every_n_steps: Log (and write summaries) every this many steps; an
-        int >= 1.
-      summary_dir: Where to write TensorBoard scalars, or None for none. The
-        writer is shared with any other writer of that directory through
+      every_n_steps: Log (and write summaries) every this many steps; a
+        Python or NumPy int >= 1 (the hook counts in Python, so there is no
+        upper bound).
+      summary_dir: Where to write TensorBoard scalars (a non-empty str or
+        `os.PathLike`), or None for none. The writer is shared with any
+        other writer of that directory through
         `tf.compat.v1.summary.FileWriterCache`, as TF's own hooks do.
       max_skips_at_min_scale: Stop the run after this many consecutive steps
-        skipped at the lowest reachable scale; an int >= 1, or None (the
-        default) to never stop it.
+        skipped at the lowest reachable scale; a Python or NumPy int >= 1,
+        or None (the default) to never stop it.
 
     Raises:
       TypeError: If `every_n_steps` or `max_skips_at_min_scale` is not a
-        Python or NumPy int (None allowed for the latter), or `summary_dir`
-        is neither None nor a path.
-      ValueError: If `every_n_steps` or `max_skips_at_min_scale` is outside
-        [1, 2**31 - 1].
+        Python or NumPy int (bools included; None is allowed for the
+        latter), or `summary_dir` is neither None, a str nor an
+        `os.PathLike` of a str.
+      ValueError: If `every_n_steps` or `max_skips_at_min_scale` is below 1,
+        or `summary_dir` is the empty string.
     """
-    every_n_steps = _validation.check_int("every_n_steps", every_n_steps)
+    # The hook's counts are Python ints, so any int >= 1 means what it says
+    # (sys.maxsize never stops the run); no int32 bound applies here.
+    every_n_steps = _validation.check_int("every_n_steps", every_n_steps,
+                                          maximum=None)
     max_skips_at_min_scale = _validation.check_int(
-        "max_skips_at_min_scale", max_skips_at_min_scale, allow_none=True,
-        hint="None never stops the run.")
-    if summary_dir is not None and not isinstance(summary_dir,
-                                                  (str, os.PathLike)):
-      raise TypeError(
-          "`summary_dir` must be a directory path (str or os.PathLike) or "
-          "None, but got {!r} of type {}.".format(
-              summary_dir, type(summary_dir).__name__))
+        "max_skips_at_min_scale", max_skips_at_min_scale, maximum=None,
+        allow_none=True, hint="None never stops the run.")
+    summary_dir = _validation.check_path(
+        "summary_dir", summary_dir,
+        hint="Pass None to write no summaries.")
     self._every_n_steps = every_n_steps
-    self._summary_dir = (os.fspath(summary_dir)
-                         if summary_dir is not None else None)
+    self._summary_dir = summary_dir
     self._max_skips = max_skips_at_min_scale
 
   # -- SessionRunHook ------------------------------------------------------

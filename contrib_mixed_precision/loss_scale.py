@@ -126,6 +126,48 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
+def as_gradient(grad, name: str, dtype=None):
+  """A gradient that is not a tensor, as a tensor; anything else unchanged.
+
+  Every v1 optimizer accepts gradients that are Python or NumPy numbers,
+  arrays or lists (it converts them), and TF's own `LossScale.update` tests
+  pass a Python float. None, tensors, variables, IndexedSlices and
+  per-replica values are returned as they are.
+
+  Args:
+    grad: The gradient.
+    name: How to name it in an error, e.g. "grads_and_vars[0][0]".
+    dtype: The dtype to convert to (the variable's), or None for the
+      value's own: a float64 NumPy array given for a float32 variable
+      becomes float32, as the variable will hold it, where TF's optimizer
+      kernels would otherwise be handed mismatched dtypes.
+
+  Returns:
+    `grad`, or a tensor holding it.
+
+  Raises:
+    TypeError: If `grad` cannot be converted to a numeric tensor (of
+      `dtype`).
+  """
+  if (grad is None or tf.is_tensor(grad) or
+      isinstance(grad, (tf.IndexedSlices, tf.distribute.DistributedValues))):
+    return grad
+  what = "None, a tensor, IndexedSlices, or numbers (a scalar, array or list)"
+  if dtype is not None:
+    what += " convertible to {}".format(tf.as_dtype(dtype).name)
+  try:
+    tensor = tf.convert_to_tensor(grad, dtype=dtype)
+  except (TypeError, ValueError) as e:
+    raise _validation.invalid(
+        TypeError, name, what, grad,
+        "TensorFlow could not convert it: {}".format(e)) from e
+  if not (tensor.dtype.is_floating or tensor.dtype.is_integer or
+          tensor.dtype.is_complex):
+    raise _validation.invalid(TypeError, name, what, grad,
+                              "Pass the gradient's numbers.")
+  return tensor
+
+
 def in_replica_context_of_strategy() -> bool:
   """True in a replica context of a non-default `tf.distribute` strategy."""
   return (tf.distribute.has_strategy() and
@@ -469,8 +511,10 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     """Updates the loss scale from (unscaled) gradients.
 
     Args:
-      grads: A nested structure of gradients. None entries are ignored;
-        IndexedSlices are checked through their values. Under a
+      grads: A nested structure of gradients: tensors, IndexedSlices
+        (checked through their values), or Python or NumPy numbers and
+        arrays (converted, as TF's own `LossScale.update` does). None entries
+        are ignored. Under a
         `tf.distribute` strategy, call it in the cross-replica context with
         per-replica gradients, or in a replica context: either way every
         replica must be finite for the step to count as finite.
@@ -480,6 +524,8 @@ class ExponentialUpdateLossScale(_LossScaleBase):
       `should_apply_gradients` is a scalar bool tensor.
 
     Raises:
+      TypeError: If a gradient is neither None, a tensor, IndexedSlices, nor
+        convertible to a tensor.
       ValueError: If `grads` hold per-replica values but no strategy is in
         scope.
     """
@@ -491,6 +537,9 @@ class ExponentialUpdateLossScale(_LossScaleBase):
           "per-replica values, but no tf.distribute strategy is in scope, so "
           "the replicas cannot agree on whether the step was finite. Call "
           "update() inside `with strategy.scope():`.")
+    grads = [
+        as_gradient(g, "grads[{}]".format(i)) for i, g in enumerate(grads)
+    ]
     if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
       is_finite = cross_replica_all_finite(tf.distribute.get_strategy(), grads)
     else:

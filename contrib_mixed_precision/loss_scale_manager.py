@@ -173,21 +173,23 @@ class LossScaleManager(metaclass=abc.ABCMeta):
       return FixedLossScaleManager._wrap(loss_scale)  # pylint: disable=protected-access
     if isinstance(loss_scale, _LossScale):
       return _LossScaleAdapter(loss_scale)
+    what = ("a tf.compat.v1.mixed_precision.LossScale, a LossScaleManager, "
+            "a number >= 1 or the string 'dynamic'")
     if isinstance(loss_scale, str):
       if loss_scale == "dynamic":
         with _quiet_tf_deprecations():
           dynamic = tf.compat.v1.mixed_precision.DynamicLossScale()
         return _LossScaleAdapter(dynamic)
-      raise TypeError(
-          "`loss_scale` string must be 'dynamic', but got {!r}. Pass a "
-          "LossScale object or a number for a fixed scale.".format(loss_scale))
+      raise _validation.invalid(
+          TypeError, "loss_scale", what, loss_scale,
+          "'dynamic' is the only string; pass a number for a fixed scale.")
     if isinstance(loss_scale, numbers.Real) and not isinstance(
         loss_scale, (bool, np.bool_)):
       return FixedLossScaleManager(loss_scale)
-    raise TypeError(
-        "`loss_scale` must be a tf.compat.v1.mixed_precision.LossScale, a "
-        "LossScaleManager, a number or 'dynamic', but got {!r} of type "
-        "{}.".format(loss_scale, type(loss_scale).__name__))
+    raise _validation.invalid(
+        TypeError, "loss_scale", what, loss_scale,
+        _validation.hint_for(loss_scale) or
+        "Pass a number such as 2**15, 'dynamic', or a LossScale object.")
 
 
 class FixedLossScaleManager(LossScaleManager):

@@ -52,6 +52,14 @@ def _optimizer_name(opt) -> str:
   return name or type(opt).__name__
 
 
+def _variable_dtype(var) -> Optional[tf.DType]:
+  """`var`'s dtype (a ref variable's base dtype), or None if it has none."""
+  try:
+    return tf.as_dtype(var.dtype).base_dtype
+  except (AttributeError, TypeError):
+    return None
+
+
 def _as_op(result):
   """An inner `apply_gradients` result as one op (for a cond branch)."""
   if result is None:
@@ -323,7 +331,9 @@ class LossScaleOptimizer(_V1Optimizer):
     Args:
       grads_and_vars: Any iterable of `(gradient, variable)` pairs (a `zip`
         included), read once. None gradients are passed through to the inner
-        optimizer and ignored by the finiteness check.
+        optimizer and ignored by the finiteness check. A gradient that is a
+        Python or NumPy number, array or list is converted to a tensor of
+        its variable's dtype, as the variable will hold it.
       global_step: Passed to the inner optimizer, which increments it when it
         applies. A skipped step leaves it alone (unless the optimizer was
         built with `advance_global_step_on_skip=True`).
@@ -334,7 +344,9 @@ class LossScaleOptimizer(_V1Optimizer):
       and updates the loss scale. In eager mode, None: it has run.
 
     Raises:
-      TypeError: If an element of `grads_and_vars` is not a pair.
+      TypeError: If an element of `grads_and_vars` is not a pair, or a
+        gradient is neither None, a tensor, IndexedSlices, nor numbers
+        convertible to its variable's dtype.
     """
     grads_and_vars = tuple(grads_and_vars)
     for i, pair in enumerate(grads_and_vars):
@@ -342,6 +354,12 @@ class LossScaleOptimizer(_V1Optimizer):
         raise TypeError(
             "`grads_and_vars` must contain (gradient, variable) pairs, but "
             "element {} is {!r}.".format(i, pair))
+    # Numbers, arrays and lists become tensors once, of the variable's dtype,
+    # for both the check and the inner optimizer.
+    grads_and_vars = tuple(
+        (loss_scale_lib.as_gradient(g, "grads_and_vars[{}][0]".format(i),
+                                    _variable_dtype(v)), v)
+        for i, (g, v) in enumerate(grads_and_vars))
     is_finite = loss_scale_lib.all_finite([g for g, _ in grads_and_vars])
     if loss_scale_lib.in_replica_context_of_strategy():
       # One decision for all replicas: any non-finite replica skips them all.

@@ -634,7 +634,8 @@ class BadInputTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.parameters(
       (object(), TypeError, "got <object"),
-      ("static", TypeError, "must be 'dynamic', but got 'static'"),
+      ("static", TypeError, "`loss_scale` must be .*'dynamic', but got 'static' "
+       "of type str. 'dynamic' is the only string"),
       (0.5, ValueError, "must be a number >= 1.0"),
       (None, TypeError, "got None"),
   )
