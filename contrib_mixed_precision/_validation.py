@@ -27,7 +27,6 @@ Every message has one shape:
 This module needs NumPy only: it runs in every constructor.
 """
 
-import math
 import numbers
 import os
 from typing import Optional
@@ -36,6 +35,7 @@ import numpy as np
 
 INT32_MAX = int(np.iinfo(np.int32).max)
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # The smallest normal.
 
 
 def invalid(error, name: str, what: str, value, hint: str = ""):
@@ -130,34 +130,40 @@ def check_int(name: str, value, minimum: int = 1,
   return int(value)
 
 
+def _describe(bound: float) -> str:
+  if bound == FLOAT32_MAX:
+    return "{:.9g} (float32 max)".format(bound)
+  if bound == FLOAT32_TINY:
+    return "{:.9g} (the smallest normal float32)".format(bound)
+  return str(bound)
+
+
 def check_float32(name: str, value, minimum: float,
-                  inclusive: bool = True, maximum: float = FLOAT32_MAX,
-                  hint: str = "") -> float:
-  """Returns `value` as a Python float that float32 holds finite, in range.
+                  maximum: float = FLOAT32_MAX, hint: str = "") -> float:
+  """Returns `value` as a Python float whose float32 value is in range.
 
   The range is checked on the float32 value, since that is the value the
   computation uses: 1e39 overflows to inf, and 1e-50 underflows to 0.
+  Bounds are inclusive. A positive quantity that may be small (a starting
+  scale, a shrink factor) takes `FLOAT32_TINY` as its minimum: TensorFlow's
+  CPU kernels flush subnormal float32 numbers to zero, so a scale of 1e-40
+  would become 0 on its first growth.
 
   Args:
     name: The argument's name.
     value: What was received.
     minimum: The lower bound.
-    inclusive: Whether `minimum` itself is accepted.
-    maximum: The upper bound (inclusive), float32 max by default.
+    maximum: The upper bound, float32 max by default.
     hint: What to do when `value` is out of range.
 
   Raises:
     TypeError: If `value` is not a Python or NumPy real number (bools,
       strings, arrays and tensors included).
     ValueError: If it is NaN, does not fit a finite float32, or its float32
-      value is outside the range.
+      value is outside [minimum, maximum].
   """
-  if maximum == FLOAT32_MAX:
-    upper = "{:.9g} (float32 max)".format(maximum)
-  else:
-    upper = str(maximum)
-  what = "a number {} {} and <= {}".format(">=" if inclusive else ">",
-                                           minimum, upper)
+  what = "a number >= {} and <= {}".format(_describe(minimum),
+                                           _describe(maximum))
   if _is_bool(value) or not isinstance(value, numbers.Real):
     raise invalid(TypeError, name, what, value,
                   hint_for(value) or "Pass a Python or NumPy number.")
@@ -166,10 +172,10 @@ def check_float32(name: str, value, minimum: float,
     as_float = float(value)
   except OverflowError:  # An int such as 10**400.
     raise invalid(ValueError, name, what, value, hint) from None
-  with np.errstate(over="ignore"):
+  with np.errstate(over="ignore", under="ignore"):
     value32 = float(np.float32(as_float))
-  if (not math.isfinite(value32) or value32 > maximum or value32 < minimum or
-      (not inclusive and value32 == minimum)):
+  # NaN fails both comparisons.
+  if not minimum <= value32 <= maximum:
     raise invalid(ValueError, name, what, value, hint)
   return as_float
 

@@ -392,25 +392,31 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     """Creates the loss scale and its state in the current graph.
 
     Args:
-      init_loss_scale: The starting scale: a Python or NumPy number,
-        positive and at most float32 max (the variable is float32).
+      init_loss_scale: The starting scale: a Python or NumPy number whose
+        float32 value is in [2**-126, float32 max] (the variable is float32,
+        and TensorFlow flushes smaller, subnormal, values to zero, so the
+        scale would become 0 on its first growth).
       incr_every_n_steps: Grow the scale after this many consecutive steps
-        with finite gradients; an int in [1, 2**31 - 1] (int32 counters).
+        with finite gradients; a Python or NumPy int in [1, 2**31 - 1]: the
+        counters are int32 (TF 1.15 failed at graph construction beyond).
       decr_every_n_nan_or_inf: Shrink the scale after this many steps with
-        NaN or Inf gradients (not necessarily consecutive); an int in
-        [1, 2**31 - 1].
-      incr_ratio: The growth factor, in [1, float32 max].
-      decr_ratio: The shrink factor, in (0, 1] as a float32.
+        NaN or Inf gradients (not necessarily consecutive); a Python or
+        NumPy int in [1, 2**31 - 1].
+      incr_ratio: The growth factor, a number in [1, float32 max] as a
+        float32.
+      decr_ratio: The shrink factor, a number in [2**-126, 1] as a float32.
 
     Raises:
-      TypeError: If a count is not an integer, or a scale or ratio is not a
-        real number (bools, strings, arrays and tensors included).
-      ValueError: If an argument is outside the range given above.
+      TypeError: If a count is not a Python or NumPy integer, or a scale or
+        ratio is not a Python or NumPy real number (bools, strings, arrays
+        and tensors included).
+      ValueError: If an argument is outside the range given above (NaN,
+        infinities and numbers float32 cannot hold included).
     """
     super().__init__()
     check = _validation
     self._init_loss_scale = check.check_float32(
-        "init_loss_scale", init_loss_scale, 0.0, inclusive=False,
+        "init_loss_scale", init_loss_scale, check.FLOAT32_TINY,
         hint="Pass a positive number such as 2**15.")
     # The counters are int32, as in TF 1.15 (whose graph construction failed
     # on larger counts): a count they cannot reach would mean "never".
@@ -421,8 +427,8 @@ class ExponentialUpdateLossScale(_LossScaleBase):
         "decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)
     self._incr_ratio = check.check_float32("incr_ratio", incr_ratio, 1.0)
     self._decr_ratio = check.check_float32(
-        "decr_ratio", decr_ratio, 0.0, inclusive=False, maximum=1.0,
-        hint="It multiplies the scale after overflows.")
+        "decr_ratio", decr_ratio, check.FLOAT32_TINY, maximum=1.0,
+        hint="Pass a factor such as 0.5 (TF 1.15's default is 0.8).")
     self._states: Dict[Optional[str], _State] = {}
     self.state()
 

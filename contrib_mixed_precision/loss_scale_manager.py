@@ -213,13 +213,14 @@ class FixedLossScaleManager(LossScaleManager):
     """Creates the manager.
 
     Args:
-      loss_scale: The fixed scale, a Python or NumPy number >= 1 that fits a
-        finite float32.
+      loss_scale: The fixed scale, a Python or NumPy number whose float32
+        value is in [1, float32 max].
 
     Raises:
-      TypeError: If `loss_scale` is not a Python or NumPy real number (a
-        bool included).
-      ValueError: If it is below 1, NaN, or does not fit a finite float32.
+      TypeError: If `loss_scale` is not a Python or NumPy real number (bools,
+        strings, arrays and tensors included).
+      ValueError: If it is below 1, NaN, or does not fit a finite float32
+        (1e39, 10**400).
     """
     value = _validation.check_float32(
         "loss_scale", loss_scale, 1.0,
@@ -343,19 +344,24 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     """Creates the manager and its state variables in the current graph.
 
     Args:
-      init_loss_scale: The starting scale, a positive Python or NumPy number
-        up to float32 max (TF 1.15 code often uses 2**32).
-      incr_every_n_steps: Grow after this many consecutive finite steps; an
-        int in [1, 2**31 - 1] (the counters are int32, as in TF 1.15).
-      decr_every_n_nan_or_inf: Shrink after this many non-finite steps; an
-        int in [1, 2**31 - 1].
-      incr_ratio: The growth factor, in [1, float32 max].
-      decr_ratio: The shrink factor, in (0, 1] as a float32.
+      init_loss_scale: The starting scale, a Python or NumPy number whose
+        float32 value is in [2**-126, float32 max] (TF 1.15 code often uses
+        2**32; smaller, subnormal, values would be flushed to zero).
+      incr_every_n_steps: Grow after this many consecutive finite steps; a
+        Python or NumPy int in [1, 2**31 - 1] (the counters are int32, as in
+        TF 1.15, whose graph construction failed beyond).
+      decr_every_n_nan_or_inf: Shrink after this many non-finite steps; a
+        Python or NumPy int in [1, 2**31 - 1].
+      incr_ratio: The growth factor, a number in [1, float32 max] as a
+        float32.
+      decr_ratio: The shrink factor, a number in [2**-126, 1] as a float32.
 
     Raises:
-      TypeError: If a count is not an integer, or a scale or ratio is not a
-        real number (bools, strings, arrays and tensors included).
-      ValueError: If an argument is outside the range given above.
+      TypeError: If a count is not a Python or NumPy integer, or a scale or
+        ratio is not a Python or NumPy real number (bools, strings, arrays
+        and tensors included).
+      ValueError: If an argument is outside the range given above (NaN,
+        infinities and numbers float32 cannot hold included; 10**400 too).
     """
     self._loss_scale_object = loss_scale_lib.ExponentialUpdateLossScale(
         init_loss_scale, incr_every_n_steps, decr_every_n_nan_or_inf,

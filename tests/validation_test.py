@@ -41,6 +41,7 @@ import contrib_mixed_precision as mp
 
 INT32_MAX = 2**31 - 1
 FLOAT32_MAX = float(np.finfo(np.float32).max)
+FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 2**-126.
 _INT_DTYPES = (np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                np.uint32, np.uint64)
 _FLOAT_DTYPES = (np.float16, np.float32, np.float64, np.longdouble)
@@ -48,8 +49,8 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64, np.longdouble)
 # Values that are not tensors; tensors are made inside each test's graph.
 HOSTILE = (
     None, "2", "False", "", "dynamic", b"2", True, False, np.bool_(True),
-    np.bool_(False), 0, 1, 3, -1, 0.0, -0.0, 1.0, 0.5, 2.5, -1.5, 1e-45,
-    1e-50, complex(2), decimal.Decimal(2), fractions.Fraction(3, 2),
+    np.bool_(False), 0, 1, 3, -1, 0.0, -0.0, 1.0, 0.5, 2.5, -1.5,
+    FLOAT32_TINY, 1e-40, 1e-45, 1e-50, complex(2), decimal.Decimal(2), fractions.Fraction(3, 2),
     *(dtype(3) for dtype in _INT_DTYPES),
     *(dtype(value) for dtype in _FLOAT_DTYPES
       for value in (0.5, 3, "nan", "inf")),
@@ -100,19 +101,19 @@ def _float32(v):
   return x if math.isfinite(x) else None
 
 
-def scale(v, low, low_inclusive=True, high=FLOAT32_MAX):
+def scale(v, low, high=FLOAT32_MAX):
   """A float32 scale: its float32 value, or the exception class."""
   if not _is_real(v):
     return TypeError
   x = _float32(v)
-  if x is None or x > high or x < low or (x == low and not low_inclusive):
+  if x is None or not low <= x <= high:
     return ValueError
   return x
 
 
-def ratio(v, low, low_inclusive=True, high=FLOAT32_MAX):
+def ratio(v, low, high=FLOAT32_MAX):
   """A ratio: kept as the Python float given, once float32 holds it."""
-  expected = scale(v, low, low_inclusive, high)
+  expected = scale(v, low, high)
   return float(v) if isinstance(expected, float) else expected
 
 
@@ -178,7 +179,7 @@ CASES = (
      _from_loss_scale_documented, _scale_now),
     ("ExponentialUpdateLossScaleManager", "init_loss_scale",
      lambda v: _exp_manager(init_loss_scale=v),
-     lambda v: scale(v, 0.0, low_inclusive=False), _scale_now),
+     lambda v: scale(v, FLOAT32_TINY), _scale_now),
     ("ExponentialUpdateLossScaleManager", "incr_every_n_steps",
      lambda v: _exp_manager(incr_every_n_steps=v), count,
      lambda _, m: m._incr_every_n_steps),  # TF 1.15's attribute.  pylint: disable=protected-access
@@ -190,11 +191,11 @@ CASES = (
      lambda _, m: m._incr_ratio),  # pylint: disable=protected-access
     ("ExponentialUpdateLossScaleManager", "decr_ratio",
      lambda v: _exp_manager(decr_ratio=v),
-     lambda v: ratio(v, 0.0, low_inclusive=False, high=1.0),
+     lambda v: ratio(v, FLOAT32_TINY, high=1.0),
      lambda _, m: m._decr_ratio),  # pylint: disable=protected-access
     ("ExponentialUpdateLossScale", "init_loss_scale",
      lambda v: _exp_loss_scale(init_loss_scale=v),
-     lambda v: scale(v, 0.0, low_inclusive=False),
+     lambda v: scale(v, FLOAT32_TINY),
      lambda sess, ls: (sess.run(tf.compat.v1.global_variables_initializer()),
                        float(sess.run(ls())))[1]),
     ("ExponentialUpdateLossScale", "incr_every_n_steps",
@@ -208,7 +209,7 @@ CASES = (
      lambda _, ls: ls.incr_ratio),
     ("ExponentialUpdateLossScale", "decr_ratio",
      lambda v: _exp_loss_scale(decr_ratio=v),
-     lambda v: ratio(v, 0.0, low_inclusive=False, high=1.0),
+     lambda v: ratio(v, FLOAT32_TINY, high=1.0),
      lambda _, ls: ls.decr_ratio),
     ("LossScaleOptimizer", "advance_global_step_on_skip",
      lambda v: mp.LossScaleOptimizer(
@@ -314,9 +315,23 @@ class HostileConstructorArgumentsTest(tf.test.TestCase,
 
   def test_ratio_that_is_zero_in_float32_is_rejected(self):
     with self.assertRaisesRegex(ValueError,
-                                r"`decr_ratio` must be a number > 0.0 and "
-                                r"<= 1.0, but got 1e-50"):
+                                r"`decr_ratio` must be a number >= "
+                                r"1.17549435e-38 \(the smallest normal "
+                                r"float32\) and <= 1.0, but got 1e-50"):
       mp.ExponentialUpdateLossScaleManager(8, 100, decr_ratio=1e-50)
+
+  def test_subnormal_scale_is_rejected_not_flushed_to_zero(self):
+    # float32 holds 1e-40, but TF's kernels flush it to zero: the first
+    # growth used to make the scale 0, and 0 forever after.
+    with self.assertRaisesRegex(
+        ValueError, r"`init_loss_scale` must be a number >= 1.17549435e-38 "
+        r"\(the smallest normal float32\) .*, but got 1e-40 of type float"):
+      mp.ExponentialUpdateLossScaleManager(1e-40, 1)
+    # The smallest normal float32 grows exactly.
+    manager = mp.ExponentialUpdateLossScaleManager(FLOAT32_TINY, 1)
+    manager.update_loss_scale(True)
+    self.assertEqual(float(manager.get_loss_scale().numpy()),
+                     2 * FLOAT32_TINY)
 
   def test_step_counts_beyond_int32_are_rejected(self):
     # sys.maxsize, meant as "never", used to wrap in the int32 comparison
