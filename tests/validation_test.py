@@ -414,7 +414,9 @@ class NonTensorGradientsTest(tf.test.TestCase, parameterized.TestCase):
       step()
     return var.numpy(), tuple(v.numpy() for v in manager.variables())
 
-  @parameterized.product(mode=MODES, kind=NON_TENSOR_GRADS)
+  @parameterized.named_parameters(
+      ("{}_{}".format(mode, kind[0]), mode, kind)
+      for mode in MODES for kind in NON_TENSOR_GRADS)
   def test_finite_applied_non_finite_skipped(self, mode, kind):
     _, make_grad, initial, dtype = kind
     expected = np.array(initial, dtype.as_numpy_dtype) - 1
