@@ -58,6 +58,8 @@ def invalid(error, name: str, what: str, value, hint: str = ""):
 
 def hint_for(value) -> str:
   """What to do instead of passing `value`, by its kind; "" if no advice."""
+  if _is_bool(value):
+    return "A bool is not a number here: pass the number itself."
   if isinstance(value, np.ndarray):
     return ("Pass a Python or NumPy scalar (`array.item()` for a "
             "one-element array).")
@@ -120,7 +122,8 @@ def check_int(name: str, value, minimum: int = 1,
     what += " or None"
   if _is_bool(value) or not isinstance(value, numbers.Integral):
     if isinstance(value, numbers.Real) and not _is_bool(value):
-      type_hint = "Pass a whole number as an int, e.g. `int(x)`."
+      type_hint = ("Pass a Python or NumPy int; a float, even a whole one "
+                   "such as 5.0, is not a count.")
     else:
       type_hint = hint_for(value) or "Pass a Python or NumPy int."
     raise invalid(TypeError, name, what, value, type_hint)

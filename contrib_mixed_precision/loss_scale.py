@@ -422,7 +422,8 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     # on larger counts): a count they cannot reach would mean "never".
     self._incr_every_n_steps = check.check_int(
         "incr_every_n_steps", incr_every_n_steps,
-        hint="To never grow the scale, use FixedLossScaleManager.")
+        hint=("Pass a count in that range; to never grow the scale, use "
+              "FixedLossScaleManager."))
     self._decr_every_n_nan_or_inf = check.check_int(
         "decr_every_n_nan_or_inf", decr_every_n_nan_or_inf)
     self._incr_ratio = check.check_float32("incr_ratio", incr_ratio, 1.0)

@@ -50,13 +50,19 @@ _FLOAT_DTYPES = (np.float16, np.float32, np.float64, np.longdouble)
 HOSTILE = (
     None, "2", "False", "", "dynamic", b"2", True, False, np.bool_(True),
     np.bool_(False), 0, 1, 3, -1, 0.0, -0.0, 1.0, 0.5, 2.5, -1.5,
-    FLOAT32_TINY, 1e-40, 1e-45, 1e-50, complex(2), decimal.Decimal(2), fractions.Fraction(3, 2),
+    FLOAT32_TINY, 1e-40, 1e-45, 1e-50, complex(2), decimal.Decimal(2),
+    fractions.Fraction(3, 2),
     *(dtype(3) for dtype in _INT_DTYPES),
     *(dtype(value) for dtype in _FLOAT_DTYPES
       for value in (0.5, 3, "nan", "inf")),
     np.array(3), np.array(0.5), np.array([3]), [3], (3,),
     2**31 - 1, 2**31, 2**32, 2**63, -2**63, sys.maxsize, 2**127, 2**128,
     10**400, float("nan"), float("inf"), float("-inf"), 1e39, FLOAT32_MAX,
+    -FLOAT32_MAX,
+    # float32 rounding at the edges: to float32 max, or past it to inf; to
+    # exactly 1, or just above it.
+    float(np.nextafter(FLOAT32_MAX, np.inf)), 3.4028235677973366e38,
+    1.00000001, 1.0000001,
     pathlib.PurePosixPath("logs"),
 )
 TENSORS = (
@@ -182,7 +188,8 @@ CASES = (
      lambda v: scale(v, FLOAT32_TINY), _scale_now),
     ("ExponentialUpdateLossScaleManager", "incr_every_n_steps",
      lambda v: _exp_manager(incr_every_n_steps=v), count,
-     lambda _, m: m._incr_every_n_steps),  # TF 1.15's attribute.  pylint: disable=protected-access
+     # TF 1.15's attribute names, which legacy code reads.
+     lambda _, m: m._incr_every_n_steps),  # pylint: disable=protected-access
     ("ExponentialUpdateLossScaleManager", "decr_every_n_nan_or_inf",
      lambda v: _exp_manager(decr_every_n_nan_or_inf=v), count,
      lambda _, m: m._decr_every_n_nan_or_inf),  # pylint: disable=protected-access
@@ -354,7 +361,8 @@ class HostileConstructorArgumentsTest(tf.test.TestCase,
 
   def test_hook_limit_of_sys_maxsize_means_never(self):
     hook = mp.LossScaleHook(max_skips_at_min_scale=sys.maxsize)
-    self.assertEqual(hook._max_skips, sys.maxsize)  # pylint: disable=protected-access
+    limit = hook._max_skips  # pylint: disable=protected-access
+    self.assertEqual(limit, sys.maxsize)
 
   def test_empty_summary_dir_is_rejected(self):
     with self.assertRaisesRegex(ValueError,
