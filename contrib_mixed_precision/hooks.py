@@ -23,6 +23,7 @@ users of every loss-scaling system ask: is my run skipping steps, what is the
 scale doing, and is the run stuck at the minimum scale, skipping forever?
 """
 
+import collections.abc
 import os
 from typing import Optional, Union
 
@@ -41,6 +42,35 @@ SKIPPED_STEPS_TOTAL_TAG = "mixed_precision/skipped_steps_total"
 
 def _as_op(element):
   return element if isinstance(element, tf.Operation) else element.op
+
+
+def _leaves(structure):
+  """The leaves of a `session.run` fetch or feed-key structure.
+
+  Reads the structures `session.run` accepts (lists, tuples, namedtuples,
+  dicts with keys of any type, attrs classes, composite tensors expanded
+  into their component tensors) without sorting or rebuilding them, so any
+  fetch the session takes is walked, never rejected.
+  """
+  pending = [structure]
+  while pending:
+    item = pending.pop()
+    if item is None:
+      continue
+    if isinstance(item, (tf.Tensor, tf.Operation, tf.Variable, str, bytes)):
+      yield item
+    elif isinstance(item, collections.abc.Mapping):
+      pending.extend(item.values())
+    elif isinstance(item, (list, tuple)):
+      pending.extend(item)
+    elif hasattr(type(item), "__attrs_attrs__"):
+      pending.extend(getattr(item, a.name) for a in type(item).__attrs_attrs__)
+    else:
+      flat = tf.nest.flatten(item, expand_composites=True)
+      if len(flat) == 1 and flat[0] is item:
+        yield item
+      else:
+        pending.extend(flat)
 
 
 class LossScaleStuckError(RuntimeError):
@@ -154,26 +184,45 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   def begin(self):
     """Finds the optimizers' tensors in the default graph.
 
+    An `apply_gradients` built inside a TF1 cond or while body, a
+    control-flow-v2 cond branch or a `tf.function` cannot be observed (its
+    tensors cannot be fetched); a warning names any beside observable ones.
+
     Raises:
-      RuntimeError: If no `LossScaleOptimizer.apply_gradients` was built in
-        the default graph, or its collections were edited inconsistently.
+      RuntimeError: If no observable `LossScaleOptimizer.apply_gradients`
+        was built in the default graph (the message says why), or its
+        collections were edited inconsistently.
     """
     graph = tf.compat.v1.get_default_graph()
     self._graph = graph
     keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
             GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
     finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
+    unobserved = graph.get_collection(GraphKeys.UNOBSERVED_STEPS)
+    if not finite and unobserved:
+      raise RuntimeError(
+          "LossScaleHook cannot observe any LossScaleOptimizer in this "
+          "graph: {}. Their finite flag and scale exist only inside that "
+          "body, where a `session.run` cannot fetch them (a skipped "
+          "accumulation step has no value to fetch). Build "
+          "`apply_gradients` outside the cond, loop or function to use the "
+          "hook, or remove the hook.".format("; ".join(sorted(
+              set(unobserved)))))
     if not finite:
       raise RuntimeError(
           "LossScaleHook found no LossScaleOptimizer in the graph: the "
           "collection {!r} is empty. Build the train op with "
           "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
           "mode, in the graph the session runs, before the session is "
-          "created, and not inside a `tf.cond`, `tf.while_loop` or "
-          "`tf.function` (their tensors cannot be fetched from outside). "
-          "With Estimator, build it in `model_fn` and pass the hook as "
-          "`training_hooks` or `train(hooks=...)`.".format(
+          "created. With Estimator, build it in `model_fn` and pass the "
+          "hook as `training_hooks` or `train(hooks=...)`.".format(
               GraphKeys.FINITE_GRADS))
+    if unobserved:
+      logging.warning(
+          "LossScaleHook observes %d LossScaleOptimizer step(s) but not "
+          "these, whose tensors cannot be fetched: %s. Their steps are not "
+          "counted, logged or guarded against a stuck scale.", len(finite),
+          "; ".join(sorted(set(unobserved))))
     counts = [len(c) for c in (finite, scales, floors, step_ops)]
     if len(set(counts)) != 1:
       raise RuntimeError(
@@ -286,15 +335,13 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     return active
 
   def _graph_elements(self, structure, allow_operation):
-    """The ops and tensors of this graph in a fetch or feed structure.
+    """The ops and tensors of this graph in a fetch or feed-key structure.
 
     Anything else (another graph's tensor, a typo'd name) is left for the
     session to report; the hook only needs what it can walk from.
     """
     elements = []
-    for item in tf.nest.flatten(structure, expand_composites=True):
-      if item is None:
-        continue
+    for item in _leaves(structure):
       try:
         elements.append(self._graph.as_graph_element(
             item, allow_tensor=True, allow_operation=allow_operation))

@@ -197,26 +197,44 @@ def run_once_across_replicas(fn, is_finite):
 # ---------------------------------------------------------------------------
 
 
-# One lock per loss-scale variable and graph, kept only as long as the graph.
-_UPDATE_LOCKS = weakref.WeakKeyDictionary()
+# One mutex per loss-scale variable and graph, kept only as long as the graph.
+_UPDATE_MUTEXES = weakref.WeakKeyDictionary()
 
 
 def _needs_update_lock() -> bool:
-  """True in a plain TF1-style graph, where ops run in dataflow order only."""
-  return not (_tf_compat.is_building_function() or
-              _tf_compat.in_control_flow_context() or
-              tf.distribute.has_strategy())
+  """True when this update may run concurrently with another of its state.
+
+  That is whenever the ops end up in a graph that a `session.run` executes
+  in dataflow order: a TF1-style graph, a TF1 `tf.cond` or `tf.while_loop`
+  body in it, a control-flow-v2 `tf.cond` branch in it (its `If` op runs
+  beside others), or a `tf.function` called from it. Not in eager mode,
+  nor in a `tf.function` called eagerly, which runs stateful ops in program
+  order, nor under a `tf.distribute` strategy, whose `merge_call` runs the
+  update once for all replicas.
+  """
+  if tf.distribute.has_strategy():
+    return False
+  with tf.init_scope():
+    return not tf.executing_eagerly()
 
 
-def _update_lock(loss_scale) -> tf.CriticalSection:
-  """The `tf.CriticalSection` serializing updates of `loss_scale`'s state."""
-  graph = tf.compat.v1.get_default_graph()
-  locks = _UPDATE_LOCKS.setdefault(graph, {})
+def _update_mutex(loss_scale) -> tf.Tensor:
+  """The mutex resource serializing updates of `loss_scale`'s state.
+
+  A bare `MutexV2` op, as `tf.CriticalSection` builds underneath, without
+  its graph collections: those cannot be serialized, so every `Saver.save`
+  would log a warning about them. Created outside any control flow or
+  control dependency, once per state in the outermost graph; a resource,
+  not a variable, so it is neither saved nor initialized.
+  """
   key = loss_scale.ref()
-  if key not in locks:
-    with tf.init_scope():
-      locks[key] = tf.CriticalSection(name="loss_scale_update_lock")
-  return locks[key]
+  with tf.init_scope():
+    # The outermost graph: every update of this state in it, whether built
+    # in a control-flow-v2 branch or a function, takes the same mutex.
+    mutexes = _UPDATE_MUTEXES.setdefault(tf.compat.v1.get_default_graph(), {})
+    if key not in mutexes:
+      mutexes[key] = tf.raw_ops.MutexV2(name="loss_scale_update_lock")
+  return mutexes[key]
 
 
 def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
@@ -279,24 +297,24 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     step()
     return None
   if not _needs_update_lock():
-    # tf.function orders stateful ops as written; a strategy's merge_call
-    # runs the update once for all replicas.
     return tf.group(*step(), name="update_loss_scale")
-
-  def locked_step():
-    with tf.control_dependencies(step()):
-      return tf.constant(True)
 
   # Two optimizers sharing one manager may update it in the same
   # `session.run` (a GAN's `sess.run([train_d, train_g])`). Each update
   # reads all three variables and then writes them: unserialized, one
-  # update would overwrite the other (TF 1.15 had this race).
-  # The lock is taken once the flag is known, not while the gradients that
-  # decide it are still being computed.
-  with tf.control_dependencies([is_finite]):
-    done = _update_lock(loss_scale).execute(locked_step,
-                                            exclusive_resource_access=False)
-  return tf.group(done, name="update_loss_scale")
+  # update could overwrite the other (TF 1.15 had this race). So each
+  # update holds the state's mutex from its reads to its writes. The lock
+  # is taken once the flag is known, not while the gradients that decide it
+  # are still being computed, and nothing else is waited for inside it (the
+  # state's variables are its only other inputs), so it cannot deadlock.
+  # The lock is released when its last consumer, `ConsumeMutexLock`, has
+  # run, after the three writes.
+  lock = tf.raw_ops.MutexLock(mutex=_update_mutex(loss_scale))
+  with tf.control_dependencies([lock, is_finite]):
+    updates = step()
+  with tf.control_dependencies(updates):
+    released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+  return tf.group(updates, released, name="update_loss_scale")
 
 
 class _State(object):

@@ -107,6 +107,23 @@ def _skip_unless(is_finite, apply_fn, cond_scope):
     return tf.raw_ops.Merge(inputs=[skip, applied_pivot]).output.op
 
 
+def _file_unobserved_step(optimizer_name):
+  """Notes, in the outermost graph, a step whose tensors cannot be fetched.
+
+  An observer (`LossScaleHook`) reads the note to say what it cannot see.
+  Nothing is filed when the outermost context is eager: no session runs it.
+  """
+  where = ("a tf.function or control-flow-v2 tf.cond branch"
+           if _tf_compat.is_building_function() else
+           "a TF1 tf.cond or tf.while_loop body")
+  with tf.init_scope():
+    if not tf.executing_eagerly():
+      tf.compat.v1.add_to_collection(
+          GraphKeys.UNOBSERVED_STEPS,
+          "LossScaleOptimizer {!r} built inside {}".format(
+              optimizer_name, where))
+
+
 class LossScaleOptimizer(_V1Optimizer):
   """An optimizer that applies loss scaling, as TF 1.15's contrib one did.
 
@@ -442,6 +459,8 @@ class LossScaleOptimizer(_V1Optimizer):
                        name="min_loss_scale")),
           (GraphKeys.STEP_OPS, step_op)):
         tf.compat.v1.add_to_collection(key, value)
+    else:
+      _file_unobserved_step(self.get_name())
     return step_op
 
   def _maybe_advance_global_step(self, global_step):
