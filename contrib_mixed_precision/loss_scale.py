@@ -197,6 +197,32 @@ def run_once_across_replicas(fn, is_finite):
 # ---------------------------------------------------------------------------
 
 
+def unique_name_as_in_graph(name: str) -> str:
+  """The full name graph mode gives `name`, in graph and eager mode alike.
+
+  Call inside `tf.init_scope()`, where variables are created. A graph
+  uniquifies the names of its ops (`loss_scale`, `loss_scale_1`, ...); eager
+  mode does not, so two objects would both create `loss_scale`, and a
+  name-based checkpoint written in graph mode could not restore into them.
+  In eager mode this takes the name from the uniquifier of the global
+  default graph (the graph eager code would have built), with the current
+  eager name scope in front, so eager names follow graph mode's, numbered in
+  creation order; `tf.compat.v1.reset_default_graph()` starts them again.
+
+  Args:
+    name: A name relative to the current name scope.
+
+  Returns:
+    The full name, current name scope included, marked as used.
+  """
+  graph = _tf_compat.outermost_graph()
+  if tf.executing_eagerly():
+    prefix = tf.get_current_name_scope()
+    return graph.unique_name("/".join(p for p in (prefix, name) if p))
+  # A graph puts its current name scope in front itself.
+  return graph.unique_name(name)
+
+
 # One mutex per loss-scale variable and graph, kept only as long as the graph.
 _UPDATE_MUTEXES = weakref.WeakKeyDictionary()
 
@@ -439,10 +465,19 @@ class ExponentialUpdateLossScale(_LossScaleBase):
 
   def _create_state(self, key) -> _State:
 
+    # Graph mode uniquifies the names itself; eager mode is given the same.
+    prefix = tf.get_current_name_scope()
+    eager = tf.executing_eagerly()
+
     def make(name, value, dtype):
+      variable_name = name
+      if eager:
+        variable_name = unique_name_as_in_graph(name)
+        if prefix:
+          variable_name = variable_name[len(prefix) + 1:]
       variable = tf.compat.v1.Variable(
           tf.constant(value, dtype=dtype),
-          name=name,
+          name=variable_name,
           trainable=False,
           dtype=dtype,
           # Under a tf.distribute strategy the variables are mirrored; every
