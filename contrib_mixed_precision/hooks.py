@@ -242,7 +242,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
       self._writer = tf.compat.v1.summary.FileWriterCache.get(
           self._summary_dir)
     n = len(finite)
-    self._active_cache = {}
+    self._plans = {}
     self._run_active = []  # Optimizers the current run executes.
     self._runs = 0  # Runs that executed at least one optimizer's step.
     self._first_summary_step = 0
@@ -261,15 +261,15 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
       self._first_summary_step = int(session.run(self._global_step))
 
   def before_run(self, run_context):
-    active = self._active_optimizers(run_context.original_args)
+    active, fetches = self._run_plan(run_context.original_args)
     self._run_active = active
     if not active:
       return None
-    fetches = {"finite": [self._finite[i] for i in active],
-               "scale": [self._scales[i] for i in active]}
     if (self._global_step is not None and
         (self._runs + 1) % self._every_n_steps == 0):
-      fetches["global_step"] = self._global_step
+      fetches = fetches + [self._global_step]
+    # One flat list: the session's per-run fetch handling costs less than
+    # for a nested structure.
     return tf.compat.v1.train.SessionRunArgs(fetches)
 
   def after_run(self, run_context, run_values):
@@ -284,11 +284,12 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     if not results:
       return  # This run executed no optimizer's step.
     self._runs += 1
-    if "global_step" in results:
-      self._last_global_step = int(results["global_step"])
+    n = len(self._run_active)
+    if len(results) > 2 * n:
+      self._last_global_step = int(results[-1])
     stuck = None
-    for i, finite, scale in zip(self._run_active, results["finite"],
-                                results["scale"]):
+    for i, finite, scale in zip(self._run_active, results[:n],
+                                results[n:2 * n]):
       scale = float(scale)
       self._steps[i] += 1
       self._window_steps[i] += 1
@@ -322,17 +323,25 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
 
   # -- Helpers -------------------------------------------------------------
 
-  def _active_optimizers(self, run_args):
-    """Indices of the optimizers whose step op this run executes (cached)."""
+  def _run_plan(self, run_args):
+    """The optimizers this run executes, and their flags and scales.
+
+    Returns:
+      `(indices, fetches)`: the indices of the optimizers whose step op the
+      run executes, and their finite flags followed by their scales. Worked
+      out once per distinct set of fetch and feed names, then cached.
+    """
     fetched = self._graph_elements(run_args.fetches, allow_operation=True)
     fed = self._graph_elements(list(run_args.feed_dict or {}),
                                allow_operation=False)
     key = (tuple(e.name for e in fetched), tuple(sorted(t.name for t in fed)))
-    active = self._active_cache.get(key)
-    if active is None:
+    plan = self._plans.get(key)
+    if plan is None:
       active = self._reachable_step_ops(fetched, fed)
-      self._active_cache[key] = active
-    return active
+      plan = (active, [self._finite[i] for i in active] +
+              [self._scales[i] for i in active])
+      self._plans[key] = plan
+    return plan
 
   def _graph_elements(self, structure, allow_operation):
     """The ops and tensors of this graph in a fetch or feed-key structure.
