@@ -188,3 +188,15 @@ def outermost_graph(graph=None):
   while getattr(graph, "outer_graph", None) is not None:
     graph = graph.outer_graph
   return graph
+
+
+def add_control_input(op, control):
+  """Makes the already-built `op` wait for the op `control`.
+
+  Why private: `Operation._add_control_input` is the only way to add a
+  dependency to an op after it was built; TF's own `tf.CriticalSection` uses
+  it the same way, to make a lock wait for its inputs. A loss-scale update
+  built before anything else shared its state is made to take the state's
+  mutex this way once something does.
+  """
+  op._add_control_input(control)  # pylint: disable=protected-access

@@ -477,10 +477,10 @@ class LossScaleOptimizer(_V1Optimizer):
     return step_op
 
   def _variables_cond_scope(self) -> str:
-    """The absolute `cond` name scope for the inner apply in eager mode and
-    `tf.function`, as graph mode would name it.
+    """The absolute name scope of the inner apply outside a plain graph.
 
-    TF 1.15's graph mode built the inner apply in a `tf.cond`, whose name
+    Used in eager mode and `tf.function`, where it is what graph mode would
+    name the scope. TF 1.15's graph mode built the inner apply in a `tf.cond`, whose name
     scope the graph uniquifies: `cond` for the first LossScaleOptimizer in
     a name scope, `cond_2` for the second with an exponential manager (its
     update took `cond_1`), and so on. The inner optimizer names its

@@ -185,6 +185,43 @@ class SharedManagerTest(tf.test.TestCase, parameterized.TestCase):
     lost = [_final(config, [True]), _final(config, [False])]
     self.assertLen([s for s in lost if s not in (d_then_g, g_then_d)], 1)
 
+  def test_mutex_only_when_the_state_is_shared(self):
+    # One optimizer per manager (the common case): no lock, no extra op in
+    # its step. A second update of the state in the graph makes both take
+    # the mutex, the first one after the fact.
+    def lock_ops_reached_from(op):
+      seen, pending, found = set(), [op], set()
+      while pending:
+        op = pending.pop()
+        if op in seen:
+          continue
+        seen.add(op)
+        if op.type in ("MutexLock", "ConsumeMutexLock"):
+          found.add(op.type)
+        pending.extend(op.control_inputs)
+        pending.extend(t.op for t in op.inputs)
+      return found
+
+    with tf.Graph().as_default() as graph:
+      manager = mp.ExponentialUpdateLossScaleManager(8, 2)
+      w = tf.compat.v1.get_variable("w", initializer=1.0)
+      first = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          manager).minimize(tf.square(w))
+      self.assertEqual(set(), lock_ops_reached_from(first))
+      self.assertEqual([], [op for op in graph.get_operations()
+                            if op.type.startswith("Mutex")])
+      other = mp.ExponentialUpdateLossScaleManager(8, 2)
+      mp.LossScaleOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1),
+                            other).minimize(tf.square(w))
+      self.assertEqual(set(), lock_ops_reached_from(first))
+      second = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          manager).minimize(tf.square(w))
+      both = {"MutexLock", "ConsumeMutexLock"}
+      self.assertEqual(both, lock_ops_reached_from(first))
+      self.assertEqual(both, lock_ops_reached_from(second))
+
   def test_checkpoint_saves_log_no_serialization_warning(self):
     # The lock is a bare mutex resource: nothing in the graph's collections
     # that a MetaGraph cannot hold (tf.CriticalSection's executions are

@@ -73,6 +73,17 @@ class TfCompatTest(tf.test.TestCase):
                   tf.constant(0)).get_concrete_function()
       self.assertIs(seen[-1], g)
 
+  def test_add_control_input(self):
+    with tf.Graph().as_default():
+      v = tf.compat.v1.get_variable("v", initializer=0.0, use_resource=True)
+      read = tf.raw_ops.ReadVariableOp(resource=v.handle, dtype=tf.float32)
+      later = v.assign(5.0)
+      _tf_compat.add_control_input(read.op, later.op)
+      self.assertIn(later.op, read.op.control_inputs)
+      with tf.compat.v1.Session() as sess:
+        sess.run(v.initializer)
+        self.assertEqual(5.0, sess.run(read))  # The assignment ran first.
+
   def test_loss_scale_weight_registry(self):
     loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale()
     names = sorted(v.name for v in _tf_compat.loss_scale_weights(loss_scale))
