@@ -226,6 +226,9 @@ def unique_name_as_in_graph(name: str) -> str:
 def _needs_update_lock() -> bool:
   """True when this update may run concurrently with another of its state.
 
+  (Whether it then takes the lock depends on whether the state is shared:
+  see `_SharedStateLock`.)
+
   That is whenever the ops end up in a graph that a `session.run` executes
   in dataflow order: a TF1-style graph, a TF1 `tf.cond` or `tf.while_loop`
   body in it, a control-flow-v2 `tf.cond` branch in it (its `If` op runs

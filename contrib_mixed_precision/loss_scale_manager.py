@@ -298,11 +298,16 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
   One manager may serve several optimizers (a GAN's generator and
   discriminator). What holds then:
 
-  * Every update is atomic. It reads the three variables and writes them
-    back while holding a mutex of this state, in any graph a session runs
-    (TF1 cond and while bodies, control-flow-v2 branches and functions
-    called from a graph included), so when two optimizers' steps run in one
-    `session.run`, neither update is lost (TF 1.15 often lost one).
+  * Every update is atomic. Once a second update of this state is built in
+    a graph, each update there reads the three variables and writes them
+    back while holding a mutex of this state (TF1 cond and while bodies,
+    control-flow-v2 branches and functions called from the graph
+    included), so when two optimizers' steps run in one `session.run`,
+    neither update is lost (TF 1.15 often lost one). A manager that serves
+    one optimizer takes no mutex and costs nothing more. Build every train
+    op before the first `session.run`: the first update is made to take
+    the mutex when the second is built, and TF does not apply that change
+    in a session that has already run it.
   * Runs of one optimizer at a time follow TF 1.15's policy step for step,
     and a run of one optimizer runs nothing of the other: not its
     gradients, not its update, not its input pipeline.
