@@ -198,7 +198,10 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
             GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
     finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
-    unobserved = graph.get_collection(GraphKeys.UNOBSERVED_STEPS)
+    # Strings; bytes once a MetaGraph round trip has been through them.
+    unobserved = [u.decode("utf-8", "replace") if isinstance(u, bytes) else
+                  str(u) for u in graph.get_collection(
+                      GraphKeys.UNOBSERVED_STEPS)]
     if not finite and unobserved:
       raise RuntimeError(
           "LossScaleHook cannot observe any LossScaleOptimizer in this "

@@ -601,6 +601,19 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
                   warnings[0])
     self.assertIn(where, warnings[0])
 
+  def test_unobserved_steps_read_back_from_a_meta_graph_are_reported(self):
+    # A MetaGraph round trip turns the collection's strings into bytes.
+    with tf.Graph().as_default():
+      _build([1], _fixed)
+      tf.compat.v1.add_to_collection(
+          lso.GraphKeys.UNOBSERVED_STEPS,
+          b"LossScaleOptimizer 'Adam' built inside a TF1 tf.cond")
+      with self.assertLogs(logger="absl", level="WARNING") as logs:
+        hooks.LossScaleHook().begin()
+    self.assertIn("but not these, whose tensors cannot be fetched: "
+                  "LossScaleOptimizer 'Adam' built inside a TF1 tf.cond",
+                  logs.output[0])
+
   def test_apply_inside_a_function_is_reported_at_begin(self):
     with tf.Graph().as_default():
       u = tf.compat.v1.get_variable("u", initializer=1.0, use_resource=True)
