@@ -120,7 +120,9 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   discriminator) gets nothing added, costs nothing, and does not count as a
   step of that optimizer. Which optimizers a run executes is worked out once
   per distinct set of fetches and feeds, by walking the graph back from the
-  fetches, and cached.
+  fetches, and cached. An `apply_gradients` built inside a cond or while
+  body or a `tf.function` cannot be observed (its tensors cannot be fetched
+  from outside); `begin()` names it. See docs/observability.md.
 
   Each optimizer's steps are counted separately, from when the session
   started; that is not `global_step`, which a skipped step does not
