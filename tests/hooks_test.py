@@ -601,6 +601,27 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
                   warnings[0])
     self.assertIn(where, warnings[0])
 
+  def test_hook_and_optimizer_share_only_the_contract_module(self):
+    import ast  # pylint: disable=g-import-not-at-top
+    import contrib_mixed_precision as package  # pylint: disable=g-import-not-at-top
+    from contrib_mixed_precision import graph_keys  # pylint: disable=g-import-not-at-top
+
+    def imported(module):
+      tree = ast.parse(open(module.__file__).read())
+      names = set()
+      for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+          names.update("{}.{}".format(node.module, a.name) for a in node.names)
+        elif isinstance(node, ast.Import):
+          names.update(a.name for a in node.names)
+      return names
+
+    self.assertNotIn("contrib_mixed_precision.loss_scale_optimizer",
+                     imported(hooks))
+    self.assertNotIn("contrib_mixed_precision.hooks", imported(lso))
+    self.assertIs(graph_keys.GraphKeys, package.GraphKeys)
+    self.assertIs(graph_keys.GraphKeys, lso.GraphKeys)
+
   def test_unobserved_steps_read_back_from_a_meta_graph_are_reported(self):
     # A MetaGraph round trip turns the collection's strings into bytes.
     with tf.Graph().as_default():
