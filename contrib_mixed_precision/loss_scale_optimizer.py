@@ -480,10 +480,10 @@ class LossScaleOptimizer(_V1Optimizer):
     """The absolute name scope of the inner apply outside a plain graph.
 
     Used in eager mode and `tf.function`, where it is what graph mode would
-    name the scope. TF 1.15's graph mode built the inner apply in a `tf.cond`, whose name
-    scope the graph uniquifies: `cond` for the first LossScaleOptimizer in
-    a name scope, `cond_2` for the second with an exponential manager (its
-    update took `cond_1`), and so on. The inner optimizer names its
+    name the scope. TF 1.15's graph mode built the inner apply in a
+    `tf.cond`, whose name scope the graph uniquifies: `cond` for the first
+    LossScaleOptimizer in a name scope, `cond_2` for the second with an
+    exponential manager (its update took `cond_1`), and so on. The inner optimizer names its
     non-slot variables there (`cond_2/beta1_power`). TF 1.15's eager mode
     ran the apply in `cond` for every optimizer (eager name scopes are not
     uniquified), and a function graph uniquifies on its own, so neither

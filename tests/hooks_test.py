@@ -14,6 +14,7 @@
 # ==============================================================================
 """Tests for `LossScaleHook` in MonitoredTrainingSession and Estimator."""
 
+import ast
 import collections
 import glob
 import json
@@ -27,6 +28,8 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
+import contrib_mixed_precision
+from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import hooks
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
@@ -602,10 +605,6 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn(where, warnings[0])
 
   def test_hook_and_optimizer_share_only_the_contract_module(self):
-    import ast  # pylint: disable=g-import-not-at-top
-    import contrib_mixed_precision as package  # pylint: disable=g-import-not-at-top
-    from contrib_mixed_precision import graph_keys  # pylint: disable=g-import-not-at-top
-
     def imported(module):
       tree = ast.parse(open(module.__file__).read())
       names = set()
@@ -619,7 +618,7 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertNotIn("contrib_mixed_precision.loss_scale_optimizer",
                      imported(hooks))
     self.assertNotIn("contrib_mixed_precision.hooks", imported(lso))
-    self.assertIs(graph_keys.GraphKeys, package.GraphKeys)
+    self.assertIs(graph_keys.GraphKeys, contrib_mixed_precision.GraphKeys)
     self.assertIs(graph_keys.GraphKeys, lso.GraphKeys)
 
   def test_unobserved_steps_read_back_from_a_meta_graph_are_reported(self):
