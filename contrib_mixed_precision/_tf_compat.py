@@ -172,3 +172,31 @@ def in_control_flow_context(graph=None) -> bool:
   if graph is None:
     graph = tf.compat.v1.get_default_graph()
   return graph._get_control_flow_context() is not None  # pylint: disable=protected-access
+
+
+def outermost_graph(graph=None):
+  """The graph that `tf.init_scope()` lifts into: the outermost non-function.
+
+  Why private: `FuncGraph.outer_graph` is an attribute of a class outside
+  the public API. In eager mode it is the only way to reach that graph (the
+  global default graph) while a `tf.function` or a `tf.cond` branch is being
+  traced: inside `tf.init_scope()` there, `get_default_graph()` still
+  returns the function's graph.
+  """
+  if graph is None:
+    graph = tf.compat.v1.get_default_graph()
+  while getattr(graph, "outer_graph", None) is not None:
+    graph = graph.outer_graph
+  return graph
+
+
+def add_control_input(op, control):
+  """Makes the already-built `op` wait for the op `control`.
+
+  Why private: `Operation._add_control_input` is the only way to add a
+  dependency to an op after it was built; TF's own `tf.CriticalSection` uses
+  it the same way, to make a lock wait for its inputs. A loss-scale update
+  built before anything else shared its state is made to take the state's
+  mutex this way once something does.
+  """
+  op._add_control_input(control)  # pylint: disable=protected-access

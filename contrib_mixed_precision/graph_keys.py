@@ -42,9 +42,18 @@ class GraphKeys(object):
     fetches them in any other run would run the forward and backward pass
     (and pull a batch from the input pipeline) itself.
 
+  An `apply_gradients` built where its tensors cannot be fetched from
+  outside (in a TF1 `tf.cond` or `tf.while_loop` body, in a control-flow-v2
+  `tf.cond` branch, or in a `tf.function`, as gradient accumulation does)
+  files nothing above. It adds one string to the outermost graph's
+  collection instead, so an observer can say what it cannot see:
+
+  * `UNOBSERVED_STEPS`: a description of the step and where it was built.
+
   Nothing here creates a variable, so checkpoints are unchanged.
   """
   FINITE_GRADS = "contrib_mixed_precision_finite_grads"
   LOSS_SCALE = "contrib_mixed_precision_loss_scale"
   MIN_LOSS_SCALE = "contrib_mixed_precision_min_loss_scale"
   STEP_OPS = "contrib_mixed_precision_step_ops"
+  UNOBSERVED_STEPS = "contrib_mixed_precision_unobserved_steps"

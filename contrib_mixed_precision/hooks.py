@@ -23,6 +23,7 @@ users of every loss-scaling system ask: is my run skipping steps, what is the
 scale doing, and is the run stuck at the minimum scale, skipping forever?
 """
 
+import collections.abc
 import os
 from typing import Optional, Union
 
@@ -41,6 +42,35 @@ SKIPPED_STEPS_TOTAL_TAG = "mixed_precision/skipped_steps_total"
 
 def _as_op(element):
   return element if isinstance(element, tf.Operation) else element.op
+
+
+def _leaves(structure):
+  """The leaves of a `session.run` fetch or feed-key structure.
+
+  Reads the structures `session.run` accepts (lists, tuples, namedtuples,
+  dicts with keys of any type, attrs classes, composite tensors expanded
+  into their component tensors) without sorting or rebuilding them, so any
+  fetch the session takes is walked, never rejected.
+  """
+  pending = [structure]
+  while pending:
+    item = pending.pop()
+    if item is None:
+      continue
+    if isinstance(item, (tf.Tensor, tf.Operation, tf.Variable, str, bytes)):
+      yield item
+    elif isinstance(item, collections.abc.Mapping):
+      pending.extend(item.values())
+    elif isinstance(item, (list, tuple)):
+      pending.extend(item)
+    elif hasattr(type(item), "__attrs_attrs__"):
+      pending.extend(getattr(item, a.name) for a in type(item).__attrs_attrs__)
+    else:
+      flat = tf.nest.flatten(item, expand_composites=True)
+      if len(flat) == 1 and flat[0] is item:
+        yield item
+      else:
+        pending.extend(flat)
 
 
 class LossScaleStuckError(RuntimeError):
@@ -90,7 +120,9 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   discriminator) gets nothing added, costs nothing, and does not count as a
   step of that optimizer. Which optimizers a run executes is worked out once
   per distinct set of fetches and feeds, by walking the graph back from the
-  fetches, and cached.
+  fetches, and cached. An `apply_gradients` built inside a cond or while
+  body or a `tf.function` cannot be observed (its tensors cannot be fetched
+  from outside); `begin()` names it. See docs/observability.md.
 
   Each optimizer's steps are counted separately, from when the session
   started; that is not `global_step`, which a skipped step does not
@@ -156,26 +188,48 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   def begin(self):
     """Finds the optimizers' tensors in the default graph.
 
+    An `apply_gradients` built inside a TF1 cond or while body, a
+    control-flow-v2 cond branch or a `tf.function` cannot be observed (its
+    tensors cannot be fetched); a warning names any beside observable ones.
+
     Raises:
-      RuntimeError: If no `LossScaleOptimizer.apply_gradients` was built in
-        the default graph, or its collections were edited inconsistently.
+      RuntimeError: If no observable `LossScaleOptimizer.apply_gradients`
+        was built in the default graph (the message says why), or its
+        collections were edited inconsistently.
     """
     graph = tf.compat.v1.get_default_graph()
     self._graph = graph
     keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
             GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
     finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
+    # Strings; bytes once a MetaGraph round trip has been through them.
+    unobserved = [u.decode("utf-8", "replace") if isinstance(u, bytes) else
+                  str(u) for u in graph.get_collection(
+                      GraphKeys.UNOBSERVED_STEPS)]
+    if not finite and unobserved:
+      raise RuntimeError(
+          "LossScaleHook cannot observe any LossScaleOptimizer in this "
+          "graph: {}. Their finite flag and scale exist only inside that "
+          "body, where a `session.run` cannot fetch them (a skipped "
+          "accumulation step has no value to fetch). Build "
+          "`apply_gradients` outside the cond, loop or function to use the "
+          "hook, or remove the hook.".format("; ".join(sorted(
+              set(unobserved)))))
     if not finite:
       raise RuntimeError(
           "LossScaleHook found no LossScaleOptimizer in the graph: the "
           "collection {!r} is empty. Build the train op with "
           "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
           "mode, in the graph the session runs, before the session is "
-          "created, and not inside a `tf.cond`, `tf.while_loop` or "
-          "`tf.function` (their tensors cannot be fetched from outside). "
-          "With Estimator, build it in `model_fn` and pass the hook as "
-          "`training_hooks` or `train(hooks=...)`.".format(
+          "created. With Estimator, build it in `model_fn` and pass the "
+          "hook as `training_hooks` or `train(hooks=...)`.".format(
               GraphKeys.FINITE_GRADS))
+    if unobserved:
+      logging.warning(
+          "LossScaleHook observes %d LossScaleOptimizer step(s) but not "
+          "these, whose tensors cannot be fetched: %s. Their steps are not "
+          "counted, logged or guarded against a stuck scale.", len(finite),
+          "; ".join(sorted(set(unobserved))))
     counts = [len(c) for c in (finite, scales, floors, step_ops)]
     if len(set(counts)) != 1:
       raise RuntimeError(
@@ -195,7 +249,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
       self._writer = tf.compat.v1.summary.FileWriterCache.get(
           self._summary_dir)
     n = len(finite)
-    self._active_cache = {}
+    self._plans = {}
     self._run_active = []  # Optimizers the current run executes.
     self._runs = 0  # Runs that executed at least one optimizer's step.
     self._first_summary_step = 0
@@ -214,15 +268,15 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
       self._first_summary_step = int(session.run(self._global_step))
 
   def before_run(self, run_context):
-    active = self._active_optimizers(run_context.original_args)
+    active, fetches = self._run_plan(run_context.original_args)
     self._run_active = active
     if not active:
       return None
-    fetches = {"finite": [self._finite[i] for i in active],
-               "scale": [self._scales[i] for i in active]}
     if (self._global_step is not None and
         (self._runs + 1) % self._every_n_steps == 0):
-      fetches["global_step"] = self._global_step
+      fetches = fetches + [self._global_step]
+    # One flat list: the session's per-run fetch handling costs less than
+    # for a nested structure.
     return tf.compat.v1.train.SessionRunArgs(fetches)
 
   def after_run(self, run_context, run_values):
@@ -237,11 +291,12 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     if not results:
       return  # This run executed no optimizer's step.
     self._runs += 1
-    if "global_step" in results:
-      self._last_global_step = int(results["global_step"])
+    n = len(self._run_active)
+    if len(results) > 2 * n:
+      self._last_global_step = int(results[-1])
     stuck = None
-    for i, finite, scale in zip(self._run_active, results["finite"],
-                                results["scale"]):
+    for i, finite, scale in zip(self._run_active, results[:n],
+                                results[n:2 * n]):
       scale = float(scale)
       self._steps[i] += 1
       self._window_steps[i] += 1
@@ -275,28 +330,34 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
 
   # -- Helpers -------------------------------------------------------------
 
-  def _active_optimizers(self, run_args):
-    """Indices of the optimizers whose step op this run executes (cached)."""
+  def _run_plan(self, run_args):
+    """The optimizers this run executes, and their flags and scales.
+
+    Returns:
+      `(indices, fetches)`: the indices of the optimizers whose step op the
+      run executes, and their finite flags followed by their scales. Worked
+      out once per distinct set of fetch and feed names, then cached.
+    """
     fetched = self._graph_elements(run_args.fetches, allow_operation=True)
     fed = self._graph_elements(list(run_args.feed_dict or {}),
                                allow_operation=False)
     key = (tuple(e.name for e in fetched), tuple(sorted(t.name for t in fed)))
-    active = self._active_cache.get(key)
-    if active is None:
+    plan = self._plans.get(key)
+    if plan is None:
       active = self._reachable_step_ops(fetched, fed)
-      self._active_cache[key] = active
-    return active
+      plan = (active, [self._finite[i] for i in active] +
+              [self._scales[i] for i in active])
+      self._plans[key] = plan
+    return plan
 
   def _graph_elements(self, structure, allow_operation):
-    """The ops and tensors of this graph in a fetch or feed structure.
+    """The ops and tensors of this graph in a fetch or feed-key structure.
 
     Anything else (another graph's tensor, a typo'd name) is left for the
     session to report; the hook only needs what it can walk from.
     """
     elements = []
-    for item in tf.nest.flatten(structure, expand_composites=True):
-      if item is None:
-        continue
+    for item in _leaves(structure):
       try:
         elements.append(self._graph.as_graph_element(
             item, allow_tensor=True, allow_operation=allow_operation))

@@ -239,26 +239,50 @@ def run_once_across_replicas(fn, is_finite):
 # ---------------------------------------------------------------------------
 
 
-# One lock per loss-scale variable and graph, kept only as long as the graph.
-_UPDATE_LOCKS = weakref.WeakKeyDictionary()
+def unique_name_as_in_graph(name: str) -> str:
+  """The full name graph mode gives `name`, in graph and eager mode alike.
+
+  Call inside `tf.init_scope()`, where variables are created. A graph
+  uniquifies the names of its ops (`loss_scale`, `loss_scale_1`, ...); eager
+  mode does not, so two objects would both create `loss_scale`, and a
+  name-based checkpoint written in graph mode could not restore into them.
+  In eager mode this takes the name from the uniquifier of the global
+  default graph (the graph eager code would have built), with the current
+  eager name scope in front, so eager names follow graph mode's, numbered in
+  creation order; `tf.compat.v1.reset_default_graph()` starts them again.
+
+  Args:
+    name: A name relative to the current name scope.
+
+  Returns:
+    The full name, current name scope included, marked as used.
+  """
+  graph = _tf_compat.outermost_graph()
+  if tf.executing_eagerly():
+    prefix = tf.get_current_name_scope()
+    return graph.unique_name("/".join(p for p in (prefix, name) if p))
+  # A graph puts its current name scope in front itself.
+  return graph.unique_name(name)
 
 
 def _needs_update_lock() -> bool:
-  """True in a plain TF1-style graph, where ops run in dataflow order only."""
-  return not (_tf_compat.is_building_function() or
-              _tf_compat.in_control_flow_context() or
-              tf.distribute.has_strategy())
+  """True when this update may run concurrently with another of its state.
 
+  (Whether it then takes the lock depends on whether the state is shared:
+  see `_SharedStateLock`.)
 
-def _update_lock(loss_scale) -> tf.CriticalSection:
-  """The `tf.CriticalSection` serializing updates of `loss_scale`'s state."""
-  graph = tf.compat.v1.get_default_graph()
-  locks = _UPDATE_LOCKS.setdefault(graph, {})
-  key = loss_scale.ref()
-  if key not in locks:
-    with tf.init_scope():
-      locks[key] = tf.CriticalSection(name="loss_scale_update_lock")
-  return locks[key]
+  That is whenever the ops end up in a graph that a `session.run` executes
+  in dataflow order: a TF1-style graph, a TF1 `tf.cond` or `tf.while_loop`
+  body in it, a control-flow-v2 `tf.cond` branch in it (its `If` op runs
+  beside others), or a `tf.function` called from it. Not in eager mode,
+  nor in a `tf.function` called eagerly, which runs stateful ops in program
+  order, nor under a `tf.distribute` strategy, whose `merge_call` runs the
+  update once for all replicas.
+  """
+  if tf.distribute.has_strategy():
+    return False
+  with tf.init_scope():
+    return not tf.executing_eagerly()
 
 
 def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
@@ -286,10 +310,15 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
   """
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
 
-  def step():
+  def step(read_ops=None):
+    """Builds one update; appends the ops that read the state to `read_ops`."""
+    graph = tf.compat.v1.get_default_graph()
+    first_new_op = len(graph.get_operations()) if read_ops is not None else 0
     scale = tf.identity(loss_scale)
     good = tf.identity(good_steps)
     bad = tf.identity(bad_steps)
+    if read_ops is not None:
+      read_ops.extend(graph.get_operations()[first_new_op:])
     good_plus_one = good + 1
     bad_plus_one = bad + 1
     grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
@@ -321,24 +350,112 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     step()
     return None
   if not _needs_update_lock():
-    # tf.function orders stateful ops as written; a strategy's merge_call
-    # runs the update once for all replicas.
     return tf.group(*step(), name="update_loss_scale")
-
-  def locked_step():
-    with tf.control_dependencies(step()):
-      return tf.constant(True)
 
   # Two optimizers sharing one manager may update it in the same
   # `session.run` (a GAN's `sess.run([train_d, train_g])`). Each update
   # reads all three variables and then writes them: unserialized, one
-  # update would overwrite the other (TF 1.15 had this race).
-  # The lock is taken once the flag is known, not while the gradients that
-  # decide it are still being computed.
-  with tf.control_dependencies([is_finite]):
-    done = _update_lock(loss_scale).execute(locked_step,
-                                            exclusive_resource_access=False)
-  return tf.group(done, name="update_loss_scale")
+  # update could overwrite the other (TF 1.15 had this race). So updates
+  # hold the state's mutex from their reads to their writes: see
+  # `_SharedStateLock`.
+  lock = _SharedStateLock.of(loss_scale)
+  if lock.first_update_may_go_unlocked():
+    read_ops = []
+    writes = step(read_ops)
+    done = tf.group(*writes, name="update_loss_scale")
+    lock.set_first_update(read_ops, is_finite, writes, done)
+    return done
+  return lock.locked(step, is_finite)
+
+
+class _SharedStateLock(object):
+  """Serializes the updates of one state built in one graph, when needed.
+
+  A mutex (`MutexV2`, as `tf.CriticalSection` builds underneath, without its
+  graph collections: those cannot be serialized, so every `Saver.save` would
+  log a warning about them) is held by an update from its reads to its
+  writes. It is taken once the step's flag is known, not while the
+  gradients that decide it are still being computed, and nothing else is
+  waited for while it is held (the state's variables are the update's only
+  other inputs), so it cannot deadlock. `ConsumeMutexLock` releases it after
+  the three writes.
+
+  Taking a mutex costs a thread hop per step, which only a shared state
+  needs. So in a plain graph the first update of a state is built without
+  it. Should a second update of the same state be built in that graph (a
+  second optimizer on the same manager, or a second train op of the same
+  optimizer), the first one is made to take the mutex too, by adding
+  control inputs to its already-built read ops and to the op it returned:
+  dependencies inside that one update, nothing that makes a run of one
+  optimizer execute anything of the other. Updates built inside a
+  `tf.function` or a cond or while body (whose ops cannot be changed
+  afterwards) always take it.
+
+  Build every train op before the first `session.run`: TF does not apply
+  changes to ops a session has already run (it logs a warning), and that
+  session would run the first update unlocked.
+  """
+
+  # Per outermost graph, per state variable.
+  _locks = weakref.WeakKeyDictionary()
+
+  @classmethod
+  def of(cls, loss_scale) -> "_SharedStateLock":
+    with tf.init_scope():
+      graph = tf.compat.v1.get_default_graph()
+    locks = cls._locks.setdefault(graph, {})
+    key = loss_scale.ref()
+    if key not in locks:
+      locks[key] = cls()
+    return locks[key]
+
+  def __init__(self):
+    self._mutex = None
+    self._updates = 0
+    self._first = None  # (read ops, flag, writes, returned op, name scope)
+
+  def first_update_may_go_unlocked(self) -> bool:
+    """True for the first update of the state, built in a plain graph."""
+    return self._updates == 0 and not (
+        _tf_compat.is_building_function() or
+        _tf_compat.in_control_flow_context())
+
+  def set_first_update(self, read_ops, is_finite, writes, done):
+    self._updates += 1
+    self._first = (read_ops, is_finite, writes, done,
+                   tf.compat.v1.get_default_graph().get_name_scope())
+
+  def locked(self, step, is_finite):
+    """Builds `step()` holding the mutex; locks the first update too."""
+    self._updates += 1
+    if self._first is not None:
+      read_ops, first_finite, first_writes, first_done, scope = self._first
+      self._first = None
+      # Built where the first update was: outside whatever control flow,
+      # control dependencies or function the current one is built in.
+      with tf.init_scope(), tf.compat.v1.name_scope(
+          scope + "/" if scope else None):
+        lock = self._lock(first_finite)
+        for op in read_ops:
+          _tf_compat.add_control_input(op, lock.op)
+        with tf.control_dependencies(first_writes):
+          released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+        _tf_compat.add_control_input(first_done, released)
+    lock = self._lock(is_finite)
+    with tf.control_dependencies([lock]):
+      writes = step()
+    with tf.control_dependencies(writes):
+      released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+    return tf.group(writes, released, name="update_loss_scale")
+
+  def _lock(self, is_finite):
+    if self._mutex is None:
+      # One resource in the outermost graph, outside any control flow or
+      # control dependency; not a variable: neither saved nor initialized.
+      with tf.init_scope():
+        self._mutex = tf.raw_ops.MutexV2(name="loss_scale_update_lock")
+    with tf.control_dependencies([is_finite]):
+      return tf.raw_ops.MutexLock(mutex=self._mutex)
 
 
 class _State(object):
@@ -470,10 +587,19 @@ class ExponentialUpdateLossScale(_LossScaleBase):
 
   def _create_state(self, key) -> _State:
 
+    # Graph mode uniquifies the names itself; eager mode is given the same.
+    prefix = tf.get_current_name_scope()
+    eager = tf.executing_eagerly()
+
     def make(name, value, dtype):
+      variable_name = name
+      if eager:
+        variable_name = unique_name_as_in_graph(name)
+        if prefix:
+          variable_name = variable_name[len(prefix) + 1:]
       variable = tf.compat.v1.Variable(
           tf.constant(value, dtype=dtype),
-          name=name,
+          name=variable_name,
           trainable=False,
           dtype=dtype,
           # Under a tf.distribute strategy the variables are mirrored; every

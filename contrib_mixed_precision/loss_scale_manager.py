@@ -299,18 +299,39 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
   (`loss_scale`, `good_steps`, `bad_steps`), so TF 1.15 checkpoints restore.
 
   One manager may serve several optimizers (a GAN's generator and
-  discriminator). Each `update_loss_scale` reads the three variables and
-  writes them back; in a plain graph these read-modify-writes are
-  serialized (a `tf.CriticalSection` per state), so when two optimizers'
-  steps run in one `session.run`, each update sees the other's result and
-  none is lost, as TF 1.15 lost them. A run that executes one optimizer
-  runs only that optimizer's update: nothing of the other is forced. Which
-  of two updates in the same run goes first is not fixed (no dataflow
-  edge can order two ops only when both run, and an unconditional edge
-  would make a run of one optimizer compute the other's gradients): the
-  result is always one of the two serial orders, so it is deterministic
-  wherever those agree, as the scale does after a finite and a non-finite
-  step that both change it. Under `tf.function` they run in program order.
+  discriminator). What holds then:
+
+  * Every update is atomic. Once a second update of this state is built in
+    a graph, each update there reads the three variables and writes them
+    back while holding a mutex of this state (TF1 cond and while bodies,
+    control-flow-v2 branches and functions called from the graph
+    included), so when two optimizers' steps run in one `session.run`,
+    neither update is lost (TF 1.15 often lost one). A manager that serves
+    one optimizer takes no mutex and costs nothing more. Build every train
+    op before the first `session.run`: the first update is made to take
+    the mutex when the second is built, and TF does not apply that change
+    in a session that has already run it.
+  * Runs of one optimizer at a time follow TF 1.15's policy step for step,
+    and a run of one optimizer runs nothing of the other: not its
+    gradients, not its update, not its input pipeline.
+  * When both steps run in one `session.run`, the state afterwards is that
+    of both updates applied one after the other, in either order: which
+    goes first is not fixed. The result is deterministic only where the two
+    orders agree (they do for the scale, except when one update grows or
+    shrinks it).
+
+  Why the order is not fixed: a session runs exactly the ops its fetches
+  reach through data and control edges. An edge from one optimizer's
+  update to the other's would make every run of the first alone also run
+  the second's update, and so its gradients and inputs; "wait for the
+  other update only if it runs in this step" has no dataflow form. Fixing
+  the order would take per-run bookkeeping consulted by every update and
+  every read of the scale, for every manager, since nothing tells the
+  first optimizer's update, when it is built, that a second will share the
+  manager. In a GAN whose losses read each other's weights, a co-run is
+  unordered in TF1 anyway: one model's forward pass may read the other's
+  weights before or after their update. Under `tf.function` the updates
+  run in program order.
 
   Example (TF1 graph mode, as NVIDIA's BERT writes it):
 

@@ -20,6 +20,7 @@ is finite, and updates the manager on every call. Between the two, user code
 (clipping, all-reduce) sees ordinary, unscaled gradients.
 """
 
+import weakref
 from typing import Any, Iterable, List, Optional, Tuple
 
 import tensorflow as tf
@@ -41,6 +42,18 @@ def _min_loss_scale(manager) -> float:
     # TF 1.15's attribute, which subclasses that skip `__init__` set too.
     return float(manager._loss_scale)  # pylint: disable=protected-access
   return 1.0
+
+
+def _manager_cond_scopes(manager) -> int:
+  """How many `cond` name scopes one update of `manager` takes in a graph.
+
+  TF 1.15's exponential manager built its update as a `tf.cond`, and this
+  package's takes the scope too (`ExponentialUpdateLossScaleManager`); a
+  fixed scale's update is a no-op. For any other manager, 0.
+  """
+  update = getattr(type(manager), "update_loss_scale", None)
+  exponential = manager_lib.ExponentialUpdateLossScaleManager
+  return 1 if update is exponential.update_loss_scale else 0
 
 
 def _optimizer_name(opt) -> str:
@@ -113,6 +126,23 @@ def _skip_unless(is_finite, apply_fn, cond_scope):
     with tf.control_dependencies([applied]):
       applied_pivot = tf.identity(pivot, name="applied")
     return tf.raw_ops.Merge(inputs=[skip, applied_pivot]).output.op
+
+
+def _file_unobserved_step(optimizer_name):
+  """Notes, in the outermost graph, a step whose tensors cannot be fetched.
+
+  An observer (`LossScaleHook`) reads the note to say what it cannot see.
+  Nothing is filed when the outermost context is eager: no session runs it.
+  """
+  where = ("a tf.function or control-flow-v2 tf.cond branch"
+           if _tf_compat.is_building_function() else
+           "a TF1 tf.cond or tf.while_loop body")
+  with tf.init_scope():
+    if not tf.executing_eagerly():
+      tf.compat.v1.add_to_collection(
+          GraphKeys.UNOBSERVED_STEPS,
+          "LossScaleOptimizer {!r} built inside {}".format(
+              optimizer_name, where))
 
 
 class LossScaleOptimizer(_V1Optimizer):
@@ -403,14 +433,11 @@ class LossScaleOptimizer(_V1Optimizer):
     self.loss_scale = loss_scale
     if tf.executing_eagerly():
       finite = bool(is_finite)
+      # Taken on every call, used when the inner optimizer creates its
+      # variables (the first finite step).
+      cond_scope = self._variables_cond_scope()
       if finite:
-        # Graph mode builds the inner apply in a `cond` name scope (below),
-        # so the inner optimizer's non-slot variables are `cond/beta1_power`
-        # there. One set of names in every mode: a name-based checkpoint
-        # written in one mode restores in the other. (TF 1.15 ran the eager
-        # apply inside `tf.cond`'s `cond` name scope too, and `init_scope`
-        # keeps the eager name scope.)
-        with tf.name_scope("cond"):
+        with tf.name_scope(cond_scope):
           apply_fn()
       self._loss_scale_manager.update_loss_scale(is_finite)
       if not finite:
@@ -434,8 +461,11 @@ class LossScaleOptimizer(_V1Optimizer):
     # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
     # flow v2 builds branches in a function graph with a fresh name scope,
     # so open the scope here and re-enter it inside the branch.
-    with tf.compat.v1.name_scope(None, default_name="cond") as cond_scope:
-      pass
+    if _tf_compat.is_building_function():
+      cond_scope = self._variables_cond_scope()
+    else:
+      with tf.compat.v1.name_scope(None, default_name="cond") as cond_scope:
+        pass
 
     maybe_apply = _skip_unless(is_finite, apply_fn, cond_scope)
     with tf.control_dependencies([loss_scale] if observable else []):
@@ -460,7 +490,43 @@ class LossScaleOptimizer(_V1Optimizer):
                        name="min_loss_scale")),
           (GraphKeys.STEP_OPS, step_op)):
         tf.compat.v1.add_to_collection(key, value)
+    else:
+      _file_unobserved_step(self.get_name())
     return step_op
+
+  def _variables_cond_scope(self) -> str:
+    """The absolute name scope of the inner apply outside a plain graph.
+
+    Used in eager mode and `tf.function`, where it is what graph mode would
+    name the scope. TF 1.15's graph mode built the inner apply in a
+    `tf.cond`, whose name scope the graph uniquifies: `cond` for the first
+    LossScaleOptimizer in a name scope, `cond_2` for the second with an
+    exponential manager (its update took `cond_1`), and so on. The inner optimizer names its
+    non-slot variables there (`cond_2/beta1_power`). TF 1.15's eager mode
+    ran the apply in `cond` for every optimizer (eager name scopes are not
+    uniquified), and a function graph uniquifies on its own, so neither
+    matched graph mode once there were two optimizers.
+
+    Here each optimizer takes, once per scope and outermost graph, the
+    names graph mode would take, from the uniquifier of the graph its
+    variables live in (`tf.init_scope()`: the global default graph in eager
+    mode, so `tf.compat.v1.reset_default_graph()` starts again at `cond`):
+    one for its apply, and one per `cond` its manager's update takes.
+    Optimizers are numbered in the order of their first `apply_gradients`,
+    as graph mode numbers them in the order they are built. A later call
+    returns the same scope.
+    """
+    # Set lazily: subclasses may skip `__init__`.
+    scopes = self.__dict__.setdefault("_cond_scopes",
+                                      weakref.WeakKeyDictionary())
+    with tf.init_scope():
+      prefix = tf.get_current_name_scope()
+      by_prefix = scopes.setdefault(_tf_compat.outermost_graph(), {})
+      if prefix not in by_prefix:
+        by_prefix[prefix] = loss_scale_lib.unique_name_as_in_graph("cond")
+        for _ in range(_manager_cond_scopes(self._loss_scale_manager)):
+          loss_scale_lib.unique_name_as_in_graph("cond")
+    return by_prefix[prefix] + "/"
 
   def _maybe_advance_global_step(self, global_step):
     if self._advance_global_step_on_skip and global_step is not None:

@@ -14,9 +14,18 @@
 # ==============================================================================
 """Name-based checkpoints cross modes: graph -> eager -> graph (contract 8).
 
-Every variable is compared by value after each restore: the model, the
-optimizer's slots and non-slot variables (Adam's `cond/beta1_power`), and
-the loss-scale state.
+A graph-mode program trains one or two LossScaleOptimizers and saves with a
+default `Saver`. An eager (or `tf.function`) program restores it, with a
+`Saver(var_list)` or with `tf.train.Checkpoint`'s name-based fallback, and
+every variable is compared by value: the model, the optimizer's slots and
+non-slot variables (Adam's `cond/beta1_power`), and the loss-scale state.
+It then trains one more step and saves with `Saver(var_list)`; the graph
+program restores that, and must hold exactly what an uninterrupted
+graph-mode run holds after the same steps.
+
+The names are TF 1.15's graph-mode names: the first optimizer's inner apply
+ran in the name scope `cond`, an exponential manager's update took the next
+`cond_N`, and the next optimizer's apply the one after.
 """
 
 import os
@@ -32,41 +41,66 @@ OPTIMIZERS = {
     "momentum": lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9),
     "sgd": lambda: tf.compat.v1.train.GradientDescentOptimizer(0.1),
 }
+MANAGERS = {
+    "exponential": lambda: mp.ExponentialUpdateLossScaleManager(8, 2, 1, 2,
+                                                                0.5),
+    "fixed": lambda: mp.FixedLossScaleManager(4),
+}
 # Gradients of three steps; the second is non-finite and skipped.
 GRADS = [[0.5, -1.0], [np.nan, 1.0], [0.25, 2.0]]
+# One more step, taken after the restore in eager mode.
+EXTRA = [1.0, 1.0]
 
 
-def _manager():
-  return mp.ExponentialUpdateLossScaleManager(8, 2, 1, 2, 0.5)
+def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None):
+  """Trains in graph mode; returns {variable name: value} at the end.
 
-
-def _graph_train(optimizer, steps, restore_from=None, save_to=None):
-  """Trains in graph mode; returns {variable name: value} at the end."""
+  One LossScaleOptimizer per entry of `managers`, the i-th training the
+  variable `w{i}` with the gradients `steps` (the same for each).
+  """
   with tf.Graph().as_default():
-    w = tf.compat.v1.get_variable("w", initializer=[1.0, 2.0])
-    opt = mp.LossScaleOptimizer(OPTIMIZERS[optimizer](), _manager())
     grad = tf.compat.v1.placeholder(tf.float32, [2])
-    train_op = opt.apply_gradients([(grad, w)])
+    train_ops = []
+    for i, manager in enumerate(managers):
+      w = tf.compat.v1.get_variable("w{}".format(i), initializer=[1.0, 2.0])
+      opt = mp.LossScaleOptimizer(OPTIMIZERS[optimizer](), MANAGERS[manager]())
+      train_ops.append(opt.apply_gradients([(grad, w)]))
     saver = tf.compat.v1.train.Saver()
     with tf.compat.v1.Session() as sess:
       sess.run(tf.compat.v1.global_variables_initializer())
       if restore_from:
         saver.restore(sess, restore_from)
       for g in steps:
-        sess.run(train_op, {grad: g})
+        for train_op in train_ops:
+          sess.run(train_op, {grad: g})
       if save_to:
         saver.save(sess, save_to)
       variables = tf.compat.v1.global_variables()
       return dict(zip([v.op.name for v in variables], sess.run(variables)))
 
 
-def _eager_model(optimizer):
-  w = tf.compat.v1.Variable([1.0, 2.0], name="w")
-  opt = mp.LossScaleOptimizer(OPTIMIZERS[optimizer](), _manager())
-  # One finite step creates the optimizer's variables; restores overwrite.
-  opt.apply_gradients([(tf.constant([0.0, 0.0]), w)])
-  variables = [w] + opt.variables()
-  return w, opt, variables
+def _eager_program(optimizer, managers, mode):
+  """The same model in eager mode; returns (variables, objects, step)."""
+  ws, opts = [], []
+  for i, manager in enumerate(managers):
+    ws.append(tf.Variable([1.0, 2.0], name="w{}".format(i)))
+    opts.append(mp.LossScaleOptimizer(OPTIMIZERS[optimizer](),
+                                      MANAGERS[manager]()))
+
+  def step(grad):
+    for w, opt in zip(ws, opts):
+      opt.apply_gradients([(grad, w)])
+
+  if mode == "function":
+    step = tf.function(step)
+  # One finite step creates the optimizers' variables; restores overwrite.
+  step(tf.constant([0.0, 0.0]))
+  variables = list(ws)
+  for opt in opts:
+    variables.extend(opt.variables())
+  objects = {"w{}".format(i): w for i, w in enumerate(ws)}
+  objects.update(("opt{}".format(i), opt) for i, opt in enumerate(opts))
+  return variables, objects, step
 
 
 def _values(variables):
@@ -80,41 +114,60 @@ class CheckpointAcrossModesTest(tf.test.TestCase, parameterized.TestCase):
     for name, value in expected.items():
       self.assertAllEqual(value, actual[name], msg=name)
 
-  @parameterized.parameters("adam", "momentum", "sgd")
-  def test_saver_graph_to_eager_to_graph(self, optimizer):
+  @parameterized.product(
+      optimizer=["adam", "sgd", "momentum"],
+      managers=[("exponential",), ("exponential", "exponential"),
+                ("fixed", "exponential")],
+      mode=["eager", "function"],
+      restore=["saver", "checkpoint"])
+  def test_graph_to_eager_to_graph_keeps_every_variable(
+      self, optimizer, managers, mode, restore):
     directory = self.get_temp_dir()
-    graph_ckpt = os.path.join(directory, "graph-{}".format(optimizer))
-    eager_ckpt = os.path.join(directory, "eager-{}".format(optimizer))
-    in_graph = _graph_train(optimizer, GRADS, save_to=graph_ckpt)
+    graph_ckpt = os.path.join(directory, "graph")
+    eager_ckpt = os.path.join(directory, "eager")
+    in_graph = _graph_train(optimizer, managers, GRADS, save_to=graph_ckpt)
     if optimizer == "adam":
-      self.assertIn("cond/beta1_power", in_graph)
+      # TF 1.15's graph names: `cond` for the first apply, and the second
+      # apply after the first manager's update (if it took a `cond`).
+      second = "cond_2" if managers[0] == "exponential" else "cond_1"
+      expected = ["cond", second][:len(managers)]
+      self.assertEqual(
+          expected, sorted(name[:-len("/beta1_power")] for name in in_graph
+                           if name.endswith("/beta1_power")))
 
-    w, opt, variables = _eager_model(optimizer)
-    saver = tf.compat.v1.train.Saver(var_list=variables)
-    saver.restore(None, graph_ckpt)
+    variables, objects, step = _eager_program(optimizer, managers, mode)
+    self.assertCountEqual(in_graph.keys(), _values(variables).keys())
+    if restore == "saver":
+      tf.compat.v1.train.Saver(var_list=variables).restore(None, graph_ckpt)
+    else:
+      status = tf.train.Checkpoint(**objects).restore(graph_ckpt)
+      status.assert_existing_objects_matched()
     self.assertSameState(in_graph, _values(variables))
 
-    # Train on eagerly, then back to graph mode: the same numbers as an
+    # Train on in this mode, then back to graph mode: the same numbers as an
     # uninterrupted graph-mode run.
-    opt.apply_gradients([(tf.constant([1.0, 1.0]), w)])
-    saver.save(None, eager_ckpt)
-    eager_state = _values(variables)
-    back = _graph_train(optimizer, [], restore_from=eager_ckpt)
-    self.assertSameState(eager_state, back)
-    uninterrupted = _graph_train(optimizer, GRADS + [[1.0, 1.0]])
+    step(tf.constant(EXTRA))
+    tf.compat.v1.train.Saver(var_list=variables).save(None, eager_ckpt)
+    after_eager_step = _values(variables)
+    back = _graph_train(optimizer, managers, [], restore_from=eager_ckpt)
+    self.assertSameState(after_eager_step, back)
+    uninterrupted = _graph_train(optimizer, managers, GRADS + [EXTRA])
     self.assertSameState(uninterrupted, back)
 
-  def test_checkpoint_name_based_fallback_restores_beta_powers(self):
-    graph_ckpt = os.path.join(self.get_temp_dir(), "graph-fallback")
-    in_graph = _graph_train("adam", GRADS, save_to=graph_ckpt)
-    w, opt, variables = _eager_model("adam")
-    status = tf.train.Checkpoint(w=w, optimizer=opt).restore(graph_ckpt)
-    status.assert_existing_objects_matched()
-    restored = _values(variables)
-    # Before, both powers silently kept their initial values (0.9, 0.999).
-    self.assertAllEqual(in_graph["cond/beta1_power"],
-                        restored["cond/beta1_power"])
-    self.assertSameState(in_graph, restored)
+  def test_names_are_numbered_per_default_graph_in_eager_mode(self):
+    # Two programs in one process: after `reset_default_graph()` (which
+    # tf.test.TestCase.setUp calls too) the next program starts at `cond`
+    # again, as a new graph would; without it, the numbering continues, as
+    # in one graph.
+    def beta_scopes():
+      variables, _, _ = _eager_program("adam", ("exponential",), "eager")
+      return [v.name.split("/")[0] for v in variables
+              if "beta1_power" in v.name]
+
+    self.assertEqual(["cond"], beta_scopes())
+    self.assertEqual(["cond_2"], beta_scopes())
+    tf.compat.v1.reset_default_graph()
+    self.assertEqual(["cond"], beta_scopes())
 
 
 if __name__ == "__main__":

@@ -14,7 +14,10 @@
 # ==============================================================================
 """Tests for `LossScaleHook` in MonitoredTrainingSession and Estimator."""
 
+import ast
+import collections
 import glob
+import json
 import os
 import re
 import subprocess
@@ -25,6 +28,8 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
+import contrib_mixed_precision
+from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import hooks
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
@@ -309,32 +314,150 @@ class LossScaleHookTest(tf.test.TestCase, parameterized.TestCase):
                      scalars[hooks.SKIPPED_STEPS_TOTAL_TAG])
 
 
+_OPTIMIZER_LOG_LINE = re.compile(
+    r"LossScaleHook(?: \[optimizer (\d+)\])?: step (\d+)(?: \(global_step "
+    r"\d+\))?: loss scale ([0-9.e+]+); skipped (\d+) of the last \d+ steps, "
+    r"(\d+) of \d+ in total")
+
+
+def _reports_by_optimizer(log_output):
+  """`{optimizer index: [(step, scale, skipped, total)]}` from the log."""
+  reports = {}
+  for m in map(_OPTIMIZER_LOG_LINE.search, log_output):
+    if m:
+      reports.setdefault(int(m.group(1) or 0), []).append(
+          (int(m.group(2)), float(np.float32(m.group(3))), int(m.group(4)),
+           int(m.group(5))))
+  return reports
+
+
+def input_pipeline_scenario(last_step=6):
+  """Trains from a tf.data pipeline, reading global_step and evaluating
+  between steps, until StopAtStepHook stops it.
+
+  Returns:
+    The batches the training runs saw, and the hook's log lines.
+  """
+  with tf.Graph().as_default():
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    x = tf.compat.v1.data.make_one_shot_iterator(
+        tf.data.Dataset.range(100).map(lambda i: tf.cast(i, tf.float32))
+    ).get_next()
+    w = tf.compat.v1.get_variable("w", initializer=1.0)
+    opt = lso.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(0.0), _exponential())
+    train_op = opt.minimize(tf.square(w * x), global_step=global_step)
+    evaluation = tf.identity(w * 2.0)  # Needs no input and no gradient.
+    hooks_ = [hooks.LossScaleHook(every_n_steps=2),
+              tf.compat.v1.train.StopAtStepHook(last_step=last_step)]
+    seen = []
+    with _CapturedLog() as log:
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=hooks_, log_step_count_steps=None) as sess:
+        while not sess.should_stop():
+          seen.append(float(sess.run({"train": train_op, "x": x})["x"]))
+          if sess.should_stop():
+            break
+          sess.run(global_step)
+          sess.run(evaluation)
+          sess.run(w.name)
+    return {"seen": seen, "log": log.lines}
+
+
+def accumulation_scenario(with_plain_optimizer):
+  """An optimizer applied inside an outer `tf.cond` (gradient accumulation).
+
+  Returns:
+    The RuntimeError of the session's creation if any, the batches of
+    finite flags the hook logged, and its log lines.
+  """
+  with tf.Graph().as_default():
+    apply_now = tf.compat.v1.placeholder_with_default(False, [])
+    u = tf.compat.v1.get_variable("u", initializer=1.0)
+    accumulating = lso.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
+    grads = accumulating.compute_gradients(tf.square(u), var_list=[u])
+    accumulate = tf.cond(apply_now,
+                         lambda: accumulating.apply_gradients(grads),
+                         tf.no_op)
+    fetches = [accumulate]
+    if with_plain_optimizer:
+      w = tf.compat.v1.get_variable("w", initializer=1.0)
+      plain = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
+      fetches.append(plain.minimize(tf.square(w), var_list=[w]))
+    with _CapturedLog() as log:
+      try:
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hooks.LossScaleHook(every_n_steps=2)],
+            log_step_count_steps=None) as sess:
+          for step in range(4):
+            sess.run(fetches, {apply_now: step % 2 == 1})
+          final_u = float(sess.run(u))
+      except RuntimeError as e:
+        return {"error": str(e), "log": log.lines}
+    return {"error": None, "log": log.lines, "u": final_u}
+
+
+class _CapturedLog(object):
+  """Collects absl's log lines (any thread, any level) while active."""
+
+  def __enter__(self):
+    import logging  # pylint: disable=g-import-not-at-top
+    self.lines = []
+    lines = self.lines
+
+    class Handler(logging.Handler):
+
+      def emit(self, record):
+        lines.append(record.levelname + ":" + record.getMessage())
+
+    self._handler = Handler()
+    self._logger = logging.getLogger("absl")
+    self._level = self._logger.level
+    self._logger.setLevel(logging.INFO)
+    self._logger.addHandler(self._handler)
+    return self
+
+  def __exit__(self, *exc):
+    self._logger.removeHandler(self._handler)
+    self._logger.setLevel(self._level)
+
+
+def _run_scenario(name, *args):
+  """Runs a scenario of this file under disable_v2_behavior(); its result."""
+  script = textwrap.dedent("""
+      import json
+      import tensorflow as tf
+      tf.compat.v1.disable_v2_behavior()
+      import hooks_test as t
+      print("RESULT=" + json.dumps(t.{}(*{!r})))
+      """).format(name, args)
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
+             PYTHONPATH=os.pathsep.join(
+                 [_REPO, os.path.dirname(os.path.abspath(__file__))]))
+  result = subprocess.run([sys.executable, "-c", script], env=env,
+                          capture_output=True, text=True, timeout=300,
+                          check=False)
+  lines = [l for l in result.stdout.splitlines() if l.startswith("RESULT=")]
+  if result.returncode or not lines:
+    raise AssertionError("scenario failed:\n" + result.stderr[-4000:])
+  return json.loads(lines[-1][len("RESULT="):])
+
+
 class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
   """Runs that do not execute an optimizer's step are left exactly alone."""
 
-  def test_reads_between_steps_do_not_consume_input_batches(self):
-    with tf.Graph().as_default():
-      global_step = tf.compat.v1.train.get_or_create_global_step()
-      batches = tf.compat.v1.data.make_one_shot_iterator(
-          tf.data.Dataset.range(100).map(lambda i: tf.cast(i, tf.float32)))
-      x = batches.get_next()
-      w = tf.compat.v1.get_variable("w", initializer=1.0)
-      loss = tf.square(w * x)
-      opt = lso.LossScaleOptimizer(
-          tf.compat.v1.train.GradientDescentOptimizer(0.0), _exponential())
-      train_op = opt.minimize(loss, global_step=global_step)
-      eval_value = tf.identity(w * 2.0)  # An "evaluation": no input, no grads.
-      seen = []
-      hook = hooks.LossScaleHook(every_n_steps=2)
-      with tf.compat.v1.train.MonitoredTrainingSession(
-          hooks=[hook], log_step_count_steps=None) as sess:
-        for _ in range(6):
-          seen.append(sess.run({"train": train_op, "x": x})["x"])
-          sess.run(global_step)
-          sess.run(eval_value)
-      # Only the training runs read the pipeline: batches 0, 1, 2, ...
-      self.assertEqual(seen, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
-      self.assertEqual(hook._steps, [6])  # pylint: disable=protected-access
+  @parameterized.named_parameters(("v2", False), ("v1", True))
+  def test_input_pipeline_batches_are_consumed_by_training_only(self, v1):
+    result = (_run_scenario("input_pipeline_scenario") if v1 else
+              input_pipeline_scenario())
+    # Each training run saw the next batch: reads of global_step, of a
+    # variable by name and an evaluation in between pulled none.
+    self.assertEqual([0.0, 1.0, 2.0, 3.0, 4.0, 5.0], result["seen"])
+    # Six steps counted (scale 8 for three, then 16), none of them skipped.
+    self.assertEqual({0: [(2, 8.0, 0, 0), (4, 16.0, 0, 0), (6, 16.0, 0, 0)]},
+                     _reports_by_optimizer(result["log"]))
 
   def test_reads_without_feeds_work_for_a_placeholder_model(self):
     with tf.Graph().as_default():
@@ -345,16 +468,20 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
           tf.compat.v1.train.GradientDescentOptimizer(0.1), _exponential())
       train_op = opt.minimize(tf.reduce_sum(tf.square(w * x)),
                               global_step=global_step)
-      hook = hooks.LossScaleHook(every_n_steps=1)
-      with tf.compat.v1.train.MonitoredTrainingSession(
-          hooks=[hook], log_step_count_steps=None) as sess:
-        sess.run(train_op, {x: [1.0, 2.0]})
-        # Neither read feeds `x`; each used to run the step's gradients.
-        self.assertEqual(sess.run(global_step), 1)
-        self.assertAllClose(sess.run(w), 1.0 - 0.1 * 10.0)
-      self.assertEqual(hook._steps, [1])  # pylint: disable=protected-access
+      hook = hooks.LossScaleHook(every_n_steps=2)
+      with _CapturedLog() as log:
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hook], log_step_count_steps=None) as sess:
+          for _ in range(2):
+            sess.run(train_op, {x: [1.0, 2.0]})
+            # Neither read feeds `x`; each used to run the step's gradients
+            # and fail for want of it.
+            sess.run(global_step)
+            sess.run(w)
+          self.assertEqual(2, sess.run(global_step))
+    self.assertEqual({0: [(2, 8.0, 0, 0)]}, _reports_by_optimizer(log.lines))
 
-  def test_gan_running_one_optimizer_is_never_stopped(self):
+  def test_gan_running_one_optimizer_is_never_stopped_for_the_other(self):
     with tf.Graph().as_default():
       d = tf.compat.v1.get_variable("d", initializer=1.0)
       g = tf.compat.v1.get_variable("g", initializer=1.0)
@@ -363,23 +490,67 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
       g_opt = lso.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
       d_train = d_opt.minimize(tf.square(d), var_list=[d])
-      # The generator's gradient is always NaN: had its flag been fetched,
-      # the run would stop after 3 "skips" at its (fixed) floor.
+      # The generator's gradient is always NaN: at its fixed scale every
+      # skip counts towards the limit of 3.
       g_train = g_opt.minimize(tf.sqrt(-tf.abs(g) - 1.0), var_list=[g])
-      del g_train
-      hook = hooks.LossScaleHook(every_n_steps=5, max_skips_at_min_scale=3)
-      with tf.compat.v1.train.MonitoredTrainingSession(
-          hooks=[hook], log_step_count_steps=None) as sess:
-        for _ in range(20):
-          sess.run(d_train)
-        self.assertFalse(sess.should_stop())
-        self.assertAllClose(sess.run(d), 0.8**20)
-      self.assertEqual(hook._steps, [20, 0])  # pylint: disable=protected-access
+      hook = hooks.LossScaleHook(every_n_steps=10, max_skips_at_min_scale=3)
+      with _CapturedLog() as log:
+        with self.assertRaises(hooks.LossScaleStuckError) as cm:
+          with tf.compat.v1.train.MonitoredTrainingSession(
+              hooks=[hook], log_step_count_steps=None) as sess:
+            for _ in range(50):
+              sess.run(d_train)
+            self.assertFalse(sess.should_stop())
+            self.assertAllClose(0.8**50, sess.run(d))
+            # The generator is stuck: stopped at its third step, not before.
+            g_runs = 0
+            while g_runs < 10:
+              g_runs += 1
+              sess.run(g_train)
+    self.assertEqual(3, g_runs)
+    self.assertEqual((128.0, 3, 3), (cm.exception.loss_scale,
+                                     cm.exception.skipped_steps,
+                                     cm.exception.step))
+    self.assertIn("the last 3 steps of optimizer 1", str(cm.exception))
+    # Each optimizer's steps are its own: 50 of D, none skipped; 3 of G.
+    self.assertEqual(
+        {0: [(10, 128.0, 0, 0), (20, 128.0, 0, 0), (30, 128.0, 0, 0),
+             (40, 128.0, 0, 0), (50, 128.0, 0, 0)],
+         1: [(3, 128.0, 3, 3)]},
+        _reports_by_optimizer(log.lines))
+
+  def test_gan_steps_are_counted_per_optimizer(self):
+    # Two discriminator steps per generator step, sometimes together.
+    with tf.Graph().as_default():
+      d = tf.compat.v1.get_variable("d", initializer=1.0)
+      g = tf.compat.v1.get_variable("g", initializer=1.0)
+      d_train = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          _fixed()).minimize(tf.square(d), var_list=[d])
+      g_train = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          _exponential()).minimize(tf.square(g), var_list=[g])
+      with _CapturedLog() as log:
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hooks.LossScaleHook(every_n_steps=4)],
+            log_step_count_steps=None) as sess:
+          for _ in range(4):
+            sess.run(d_train)
+            sess.run([d_train, g_train])
+    # 8 runs, two windows of 4; D ran 8 steps, G 4 (scale 8, 8, 8, 16).
+    self.assertEqual(
+        {0: [(4, 128.0, 0, 0), (8, 128.0, 0, 0)],
+         1: [(2, 8.0, 0, 0), (4, 16.0, 0, 0)]},
+        _reports_by_optimizer(log.lines))
 
   @parameterized.named_parameters(
       ("op", lambda train_op, loss: train_op),
       ("name", lambda train_op, loss: train_op.name),
       ("nested", lambda train_op, loss: {"a": [loss, (train_op,)]}),
+      ("mixed_key_dict", lambda train_op, loss: {0: train_op, "loss": loss}),
+      ("namedtuple",
+       lambda train_op, loss: collections.namedtuple("F", "t l")(train_op,
+                                                                 loss)),
       ("group", lambda train_op, loss: tf.group(train_op, tf.no_op())),
       ("with_sparse_tensor",
        lambda train_op, loss: (tf.sparse.from_dense([[loss]]), train_op)),
@@ -388,14 +559,97 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
     with tf.Graph().as_default():
       train_op, loss = _build([1, 0, 1], _exponential)
       fetches = fetch(train_op, loss)
-      hook = hooks.LossScaleHook(every_n_steps=100)
-      with tf.compat.v1.train.MonitoredTrainingSession(
-          hooks=[hook], log_step_count_steps=None) as sess:
-        for _ in range(3):
-          sess.run(fetches)
-          sess.run(loss)  # Forward only: not a step.
-      self.assertEqual(hook._steps, [3])  # pylint: disable=protected-access
-      self.assertEqual(hook._total_skipped, [1])  # pylint: disable=protected-access
+      with _CapturedLog() as log:
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hooks.LossScaleHook(every_n_steps=3)],
+            log_step_count_steps=None) as sess:
+          for _ in range(3):
+            sess.run(fetches)
+            sess.run(loss)  # Forward only: not a step.
+    # Scales 8, 8 (NaN: halved), 4.
+    self.assertEqual({0: [(3, 4.0, 1, 1)]}, _reports_by_optimizer(log.lines))
+
+  def test_begin_creates_no_variable_and_no_op(self):
+    with tf.Graph().as_default() as graph:
+      _build([1], _exponential)
+      variables = list(tf.compat.v1.global_variables())
+      ops = len(graph.get_operations())
+      hooks.LossScaleHook(every_n_steps=1, max_skips_at_min_scale=2).begin()
+      self.assertEqual(variables, tf.compat.v1.global_variables())
+      self.assertLen(graph.get_operations(), ops)
+
+  @parameterized.named_parameters(("v2", False), ("v1", True))
+  def test_apply_inside_an_outer_cond_is_reported_at_begin(self, v1):
+    # Control flow v1 (a TF1 cond body) or v2 (a branch function): the
+    # step's tensors cannot be fetched from outside.
+    where = ("a TF1 tf.cond or tf.while_loop body" if v1 else
+             "a tf.function or control-flow-v2 tf.cond branch")
+    run = ((lambda *a: _run_scenario("accumulation_scenario", *a)) if v1 else
+           accumulation_scenario)
+    alone = run(False)
+    self.assertIn("LossScaleHook cannot observe any LossScaleOptimizer",
+                  alone["error"])
+    self.assertIn("'GradientDescent' built inside " + where, alone["error"])
+    beside = run(True)
+    # Runs with the accumulating step, applied or not, work; only the plain
+    # optimizer is counted, and a warning names the other.
+    self.assertIsNone(beside["error"])
+    # Applied at the second and fourth runs: u * (1 - 0.1 * 2) twice.
+    self.assertAllClose(0.8**2, beside["u"])
+    self.assertEqual({0: [(2, 128.0, 0, 0), (4, 128.0, 0, 0)]},
+                     _reports_by_optimizer(beside["log"]))
+    warnings = [l for l in beside["log"] if l.startswith("WARNING:")]
+    self.assertLen(warnings, 1)
+    self.assertIn("observes 1 LossScaleOptimizer step(s) but not these",
+                  warnings[0])
+    self.assertIn(where, warnings[0])
+
+  def test_hook_and_optimizer_share_only_the_contract_module(self):
+    def imported(module):
+      tree = ast.parse(open(module.__file__).read())
+      names = set()
+      for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+          names.update("{}.{}".format(node.module, a.name) for a in node.names)
+        elif isinstance(node, ast.Import):
+          names.update(a.name for a in node.names)
+      return names
+
+    self.assertNotIn("contrib_mixed_precision.loss_scale_optimizer",
+                     imported(hooks))
+    self.assertNotIn("contrib_mixed_precision.hooks", imported(lso))
+    self.assertIs(graph_keys.GraphKeys, contrib_mixed_precision.GraphKeys)
+    self.assertIs(graph_keys.GraphKeys, lso.GraphKeys)
+
+  def test_unobserved_steps_read_back_from_a_meta_graph_are_reported(self):
+    # A MetaGraph round trip turns the collection's strings into bytes.
+    with tf.Graph().as_default():
+      _build([1], _fixed)
+      tf.compat.v1.add_to_collection(
+          lso.GraphKeys.UNOBSERVED_STEPS,
+          b"LossScaleOptimizer 'Adam' built inside a TF1 tf.cond")
+      with self.assertLogs(logger="absl", level="WARNING") as logs:
+        hooks.LossScaleHook().begin()
+    self.assertIn("but not these, whose tensors cannot be fetched: "
+                  "LossScaleOptimizer 'Adam' built inside a TF1 tf.cond",
+                  logs.output[0])
+
+  def test_apply_inside_a_function_is_reported_at_begin(self):
+    with tf.Graph().as_default():
+      u = tf.compat.v1.get_variable("u", initializer=1.0, use_resource=True)
+      opt = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1), _fixed())
+
+      @tf.function
+      def train_step():
+        opt.apply_gradients([(tf.constant(1.0), u)])
+
+      train_step()
+      with self.assertRaisesRegex(
+          RuntimeError, "cannot observe any LossScaleOptimizer in this graph: "
+          "LossScaleOptimizer 'GradientDescent' built inside a tf.function"):
+        tf.compat.v1.train.MonitoredTrainingSession(
+            hooks=[hooks.LossScaleHook()])
 
 
 def _after(train_op, loss):

@@ -43,6 +43,47 @@ class TfCompatTest(tf.test.TestCase):
       self.assertEqual(keys, [outer])
       self.assertFalse(_tf_compat.is_building_function())
 
+  def test_outermost_graph(self):
+    # In eager mode: the global default graph, also while tracing a function
+    # and one of its cond branches (inside tf.init_scope() there,
+    # get_default_graph() still returns the function's graph).
+    global_graph = tf.compat.v1.get_default_graph()
+    seen = []
+
+    @tf.function
+    def fn():
+      seen.append(_tf_compat.outermost_graph())
+      with tf.init_scope():
+        seen.append(_tf_compat.outermost_graph())
+
+      def branch():
+        seen.append(_tf_compat.outermost_graph())
+        return tf.constant(1)
+
+      return tf.cond(tf.constant(True), branch, lambda: tf.constant(2))
+
+    fn.get_concrete_function()
+    self.assertLen(seen, 3)
+    for graph in seen:
+      self.assertIs(graph, global_graph)
+    # In a graph: that graph, also from a function traced in it.
+    with tf.Graph().as_default() as g:
+      self.assertIs(_tf_compat.outermost_graph(), g)
+      tf.function(lambda: seen.append(_tf_compat.outermost_graph()) or
+                  tf.constant(0)).get_concrete_function()
+      self.assertIs(seen[-1], g)
+
+  def test_add_control_input(self):
+    with tf.Graph().as_default():
+      v = tf.compat.v1.get_variable("v", initializer=0.0, use_resource=True)
+      read = tf.raw_ops.ReadVariableOp(resource=v.handle, dtype=tf.float32)
+      later = v.assign(5.0)
+      _tf_compat.add_control_input(read.op, later.op)
+      self.assertIn(later.op, read.op.control_inputs)
+      with tf.compat.v1.Session() as sess:
+        sess.run(v.initializer)
+        self.assertEqual(5.0, sess.run(read))  # The assignment ran first.
+
   def test_loss_scale_weight_registry(self):
     loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale()
     names = sorted(v.name for v in _tf_compat.loss_scale_weights(loss_scale))
