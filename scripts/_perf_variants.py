@@ -110,7 +110,22 @@ def check_hybrid_exact(grads, small=1 << 14):
   return checks[0] if len(checks) == 1 else tf.logical_and(*checks)
 
 
+def check_tf115_dense(grads):
+  """TF 1.15 contrib's check, re-expressed: each gradient whole, dense.
+
+  One `reduce_all(is_finite(g))` per gradient and a `reduce_all` over the
+  flags. TF 1.15 handed an `IndexedSlices` gradient straight to `is_finite`,
+  which converts it to a dense tensor of the variable's full shape (a
+  scatter of its rows into zeros): for a 200k x 128 embedding table, 100 MB
+  written and read again on every step to check 4096 rows.
+  """
+  flags = [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g)))
+           for g in grads if g is not None]
+  return tf.reduce_all(tf.stack(flags))
+
+
 CHECKS = {
+    "tf115_dense": check_tf115_dense,
     "core": loss_scale_lib.all_finite,
     "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
@@ -212,6 +227,10 @@ def _variant(**kwargs):
 
 
 VARIANTS = {
+    # TF 1.15 contrib's check (sparse gradients densified), with the
+    # package's skip and unscaling: what the check alone cost on sparse
+    # gradients. scripts/benchmark.py times it on every embedding case.
+    "tf115_check": _variant(check="tf115_dense"),
     # Checks, with the package's cond skip.
     "chk_exact": _variant(check="exact"),
     "chk_nofallback": _variant(check="sum_nofallback"),
@@ -236,7 +255,7 @@ def _check_skip_semantics():
   """A NaN step must leave every variable, slot and step untouched."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   failures = 0
-  for name in ("chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
+  for name in ("tf115_check", "chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
                "skip_switch1", "hybrid_switch1", "hx_cond", "hx_switch1"):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")
