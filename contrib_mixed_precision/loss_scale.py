@@ -64,7 +64,20 @@ _SMALL_GRAD_ELEMENTS = 1 << 14
 
 def _is_finite_all(tensors) -> tf.Tensor:
   """Exact: one is_finite over the flattened tensors (all of one dtype)."""
-  flat = [tf.reshape(t, [-1]) for t in tensors]
+  # Tensors that agree in every dimension but the first are concatenated as
+  # they are: one op for the group, where flattening first costs a reshape
+  # per tensor (500 of them for 500 small variables).
+  by_tail = {}
+  for t in tensors:
+    tail = tuple(t.shape[1:]) if t.shape.rank else None
+    by_tail.setdefault(tail, []).append(t)
+  parts = []
+  for tail, group in by_tail.items():
+    if tail is None or len(group) == 1:
+      parts.extend(group)
+    else:
+      parts.append(tf.concat(group, 0))
+  flat = [p if p.shape.rank == 1 else tf.reshape(p, [-1]) for p in parts]
   return tf.reduce_all(
       tf.math.is_finite(flat[0] if len(flat) == 1 else tf.concat(flat, 0)))
 
