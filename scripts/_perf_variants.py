@@ -124,8 +124,28 @@ def check_tf115_dense(grads):
   return tf.reduce_all(tf.stack(flags))
 
 
+def check_flat(grads, small=1 << 14):
+  """The package's check before grouping: every small grad reshaped to 1-D.
+
+  Large grads as the package does (sum fast path, exact fallback).
+  """
+  dense = [g for g in _dense(grads) if g.dtype.is_floating]
+  small_ones = [g for g in dense
+                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+  large_ones = [g for g in dense if not any(g is s for s in small_ones)]
+  checks = []
+  if small_ones:
+    flat = [tf.reshape(g, [-1]) for g in small_ones]
+    checks.append(tf.reduce_all(tf.math.is_finite(
+        flat[0] if len(flat) == 1 else tf.concat(flat, 0))))
+  if large_ones:
+    checks.append(loss_scale_lib.all_finite(large_ones))
+  return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
 CHECKS = {
     "tf115_dense": check_tf115_dense,
+    "flat": check_flat,
     "core": loss_scale_lib.all_finite,
     "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
@@ -221,9 +241,28 @@ class VariantLSO(cmp.LossScaleOptimizer):
     return tf.group(applied, update)
 
 
-def _variant(**kwargs):
-  return lambda inner: VariantLSO(
-      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), **kwargs)
+class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
+  """The exponential manager without the CriticalSection around its update.
+
+  Measurement only: two optimizers sharing it in one `session.run` could
+  lose an update, which the lock exists to prevent.
+  """
+
+  def update_loss_scale(self, finite_grads):
+    saved = loss_scale_lib._needs_update_lock  # pylint: disable=protected-access
+    loss_scale_lib._needs_update_lock = lambda: False  # pylint: disable=protected-access
+    try:
+      return super().update_loss_scale(finite_grads)
+    finally:
+      loss_scale_lib._needs_update_lock = saved  # pylint: disable=protected-access
+
+
+def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
+  return lambda inner: VariantLSO(inner, manager(2.0**15, 10**9), **kwargs)
+
+
+def _unlocked(inner):
+  return cmp.LossScaleOptimizer(inner, _UnlockedManager(2.0**15, 10**9))
 
 
 VARIANTS = {
@@ -233,6 +272,7 @@ VARIANTS = {
     "tf115_check": _variant(check="tf115_dense"),
     # Checks, with the package's cond skip.
     "chk_exact": _variant(check="exact"),
+    "chk_flat": _variant(check="flat"),
     "chk_nofallback": _variant(check="sum_nofallback"),
     "chk_concat": _variant(check="concat"),
     "chk_hybrid": _variant(check="hybrid"),
@@ -246,6 +286,9 @@ VARIANTS = {
     "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
     "hx_cond": _variant(check="hybrid_exact"),
     "hx_switch1": _variant(check="hybrid_exact", skip="switch1"),
+    # The package with its manager update unserialized (unsafe when two
+    # optimizers share the manager): what the lock costs.
+    "no_lock": _unlocked,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }
@@ -255,7 +298,7 @@ def _check_skip_semantics():
   """A NaN step must leave every variable, slot and step untouched."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   failures = 0
-  for name in ("tf115_check", "chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
+  for name in ("tf115_check", "chk_flat", "chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
                "skip_switch1", "hybrid_switch1", "hx_cond", "hx_switch1"):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")
