@@ -31,6 +31,7 @@ it across replicas (`replica_consensus` in a replica context,
 import weakref
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -255,6 +256,12 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     The grouped update op in graph mode or `tf.function`; None in eager mode,
     where the variables have already been updated.
   """
+  if tf.executing_eagerly():
+    _exponential_update_eagerly(bool(is_finite), loss_scale, good_steps,
+                                bad_steps, incr_every_n_steps,
+                                decr_every_n_nan_or_inf, incr_ratio,
+                                decr_ratio)
+    return None
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
 
   def step():
@@ -310,6 +317,41 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     done = _update_lock(loss_scale).execute(locked_step,
                                             exclusive_resource_access=False)
   return tf.group(done, name="update_loss_scale")
+
+
+def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
+                                incr_every_n_steps, decr_every_n_nan_or_inf,
+                                incr_ratio, decr_ratio):
+  """`exponential_update` in eager mode: the same policy, computed in Python.
+
+  Each eager op is a Python dispatch, and the graph form runs about twenty
+  of them. Here a finite step that does not grow the scale reads and writes
+  `good_steps` only. The arithmetic is float32, as in the graph form.
+  """
+  if is_finite:
+    good = int(good_steps.numpy()) + 1
+    if good < incr_every_n_steps:
+      good_steps.assign(good, read_value=False)
+      return
+    grown = np.float32(loss_scale.numpy()) * np.float32(incr_ratio)
+    # Growth that would overflow float32 keeps the scale but still resets
+    # both counters, as TF 1.15 did.
+    if np.isfinite(grown):
+      loss_scale.assign(grown, read_value=False)
+    good_steps.assign(0, read_value=False)
+    bad_steps.assign(0, read_value=False)
+    return
+  bad = int(bad_steps.numpy()) + 1
+  # Bad steps accumulate non-consecutively: only a scale change resets them.
+  if bad < decr_every_n_nan_or_inf:
+    bad_steps.assign(bad, read_value=False)
+  else:
+    shrunk = np.maximum(
+        np.float32(1.0),
+        np.float32(loss_scale.numpy()) * np.float32(decr_ratio))
+    loss_scale.assign(shrunk, read_value=False)
+    bad_steps.assign(0, read_value=False)
+  good_steps.assign(0, read_value=False)
 
 
 class _State(object):
