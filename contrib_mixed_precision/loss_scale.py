@@ -78,9 +78,11 @@ def _is_finite_all(tensors) -> tf.Tensor:
       parts.extend(group)
     else:
       parts.append(tf.concat(group, 0))
+  if len(parts) == 1:
+    # reduce_all reduces every axis: nothing to flatten.
+    return tf.reduce_all(tf.math.is_finite(parts[0]))
   flat = [p if p.shape.rank == 1 else tf.reshape(p, [-1]) for p in parts]
-  return tf.reduce_all(
-      tf.math.is_finite(flat[0] if len(flat) == 1 else tf.concat(flat, 0)))
+  return tf.reduce_all(tf.math.is_finite(tf.concat(flat, 0)))
 
 
 def all_finite(grads: Sequence[Any]) -> tf.Tensor:
