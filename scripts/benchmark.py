@@ -108,7 +108,8 @@ def _parse_args(argv):
   parser.add_argument("--variants", nargs="?", const="all", default=None,
                       metavar="NAMES",
                       help="also time the prototypes of _perf_variants.py "
-                      "(graph cases only); optionally a comma-separated list")
+                      "(graph, tf.function and build cases); optionally a "
+                      "comma-separated list")
   parser.add_argument("--rounds", type=int, default=None,
                       help="interleaved timing rounds per case")
   parser.add_argument("--steps", type=int, default=None,
@@ -667,7 +668,7 @@ def _goals(results, config="lso_exp"):
 
 
 # rounds, steps per round, warm-up steps: a full run, per model.
-_FULL_SETTINGS = {"mlp": (30, 3, 3), "small": (30, 3, 3), "emb": (30, 3, 3),
+_FULL_SETTINGS = {"mlp": (30, 3, 3), "small": (30, 5, 3), "emb": (40, 10, 5),
                   "attn": (20, 2, 2)}
 _QUICK_SETTINGS = (3, 2, 2)
 
@@ -707,7 +708,7 @@ def main(argv=None):
         warmup=warmup, build_rounds=args.build_rounds)
     configs = {name: factories[name]
                for name in BASE_CONFIGS + MODEL_CONFIGS.get(model, ())}
-    if mode in GRAPH_MODES + ("build",):
+    if mode != "eager":
       configs.update(variants)
     model_fn = _model_fn(model, args.quick)
     inner_fn = lambda model=model: _inner_optimizer(model)
