@@ -58,9 +58,11 @@ Usage:
   PYTHONPATH=. python scripts/benchmark.py --quick     # smoke test
   PYTHONPATH=. python scripts/benchmark.py --cases mlp_graph,emb_graph
   PYTHONPATH=. python scripts/benchmark.py --json out.json --variants
+  PYTHONPATH=. python scripts/benchmark.py --profile mlp_eager,mlp_function
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -77,6 +79,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top
+from contrib_mixed_precision import loss_scale as loss_scale_lib  # pylint: disable=g-import-not-at-top
 
 # The deprecation warnings of TF's own loss scales would drown the table.
 tf.get_logger().setLevel("ERROR")
@@ -117,6 +120,11 @@ def _parse_args(argv):
   parser.add_argument("--build-rounds", type=int, default=None,
                       help="graph constructions per configuration for "
                       "small_build")
+  parser.add_argument("--profile", metavar="CASES",
+                      help="instead of timing, show where lso_exp's overhead "
+                      "goes in these cases: eager, per-piece times; "
+                      "tf.function, op counts of the traced step; graph, "
+                      "per-op-type time of a traced Session step")
   parser.add_argument("--intra-op-threads", type=int,
                       default=os.cpu_count() or 1)
   parser.add_argument("--inter-op-threads", type=int,
@@ -667,6 +675,151 @@ def _goals(results, config="lso_exp"):
   return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------
+# Profiles: where a mode's overhead goes (--profile).
+# ---------------------------------------------------------------------------
+
+
+def _median_us(fn, calls):
+  for _ in range(3):
+    fn()
+  samples = []
+  for _ in range(calls):
+    start = time.perf_counter()
+    fn()
+    samples.append(time.perf_counter() - start)
+  return statistics.median(samples) * 1e6
+
+
+def _profile_eager(model, quick):
+  """Times each piece of lso_exp's eager step against the bare step's."""
+  variables, loss_fn = _model_fn(model, quick)(np.random.default_rng(0))
+  inner = _inner_optimizer(model)
+  manager = cmp.ExponentialUpdateLossScaleManager(_INIT_SCALE, _NEVER)
+  lso = cmp.LossScaleOptimizer(inner, manager)
+  grads_and_vars = lso.compute_gradients(loss_fn, var_list=variables)
+  grads = [g for g, _ in grads_and_vars]
+  flag = tf.constant(True)
+  calls = 5 if quick else 30
+  pieces = [
+      ("bare step (minimize)",
+       lambda: inner.minimize(loss_fn, var_list=variables)),
+      ("lso_exp step (minimize)",
+       lambda: lso.minimize(loss_fn, var_list=variables)),
+      ("  inner compute_gradients",
+       lambda: inner.compute_gradients(loss_fn, var_list=variables)),
+      ("  unscale (_down_scale)",
+       lambda: lso._down_scale(grads_and_vars, manager.get_loss_scale())),  # pylint: disable=protected-access
+      ("  check (all_finite)",
+       lambda: loss_scale_lib.all_finite(grads)),
+      ("  manager update",
+       lambda: manager.update_loss_scale(flag)),
+      ("  inner apply_gradients",
+       lambda: inner.apply_gradients(grads_and_vars)),
+  ]
+  print("{} eager, median of {} calls each:".format(model, calls))
+  for name, fn in pieces:
+    print("  {:<30} {:>10.0f} us".format(name, _median_us(fn, calls)))
+  ops = {
+      "unscale": len([g for g in grads if g is not None]) + 1,
+  }
+  print("  eager ops the unscale runs: {} (one multiply per gradient, one "
+        "reciprocal)".format(ops["unscale"]))
+
+
+def _function_graph_ops(train_step):
+  """Op types of a tf.function's body, cond branches included, and the
+  tensors its conds capture (each becomes a Switch when TF lowers it)."""
+  graph_def = train_step.get_concrete_function().graph.as_graph_def()
+  types = collections.Counter(n.op for n in graph_def.node)
+  for function in graph_def.library.function:
+    types.update(n.op for n in function.node_def)
+  captured = sum(len(n.input) - 1 for n in graph_def.node
+                 if n.op in ("If", "StatelessIf"))
+  for function in graph_def.library.function:
+    captured += sum(len(n.input) - 1 for n in function.node_def
+                    if n.op in ("If", "StatelessIf"))
+  return types, captured
+
+
+def _profile_function(model, quick, factories):
+  """Op counts of each configuration's tf.function step."""
+  print("{} tf.function: ops in the traced step (cond branches included); "
+        "tensors captured by its conds (one Switch each once lowered)"
+        .format(model))
+  base = None
+  for name in ("barrier", "lso_exp", "lso_fixed", "tf_mp"):
+    runner = _EagerRunner(_model_fn(model, quick),
+                          lambda: _inner_optimizer(model), factories[name],
+                          function=True)
+    types, captured = _function_graph_ops(runner._step)  # pylint: disable=protected-access
+    total = sum(types.values())
+    line = "  {:<10} {:>6} ops, {:>4} captured".format(name, total, captured)
+    if base is None:
+      base = types
+    else:
+      extra = types.copy()
+      extra.subtract(base)
+      line += "; over barrier: " + ", ".join(
+          "{} {:+d}".format(k, v) for k, v in extra.most_common(8) if v > 0)
+    print(line)
+
+
+def _profile_graph(model, mode, quick, factories, threads):
+  """Per-op-type time of one Session step (RunMetadata full trace)."""
+  steps = 3 if quick else 20
+  print("{}_{}: op time per step by op type (full trace, {} steps; op "
+        "times overlap on several cores, so they do not add up to the step)"
+        .format(model, mode, steps))
+  base = None
+  for name in ("barrier", "lso_exp"):
+    runner = _GraphRunner(_model_fn(model, quick),
+                          lambda: _inner_optimizer(model), factories[name],
+                          threads, v1_behaviour=mode == "graph_v1")
+    runner.step(3)
+    types = {op.name: op.type for op in runner.graph.get_operations()}
+    micros = collections.Counter()
+    counts = collections.Counter()
+    options = tf.compat.v1.RunOptions(
+        trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+    for _ in range(steps):
+      metadata = tf.compat.v1.RunMetadata()
+      runner.session.run(runner.train_op, options=options,
+                         run_metadata=metadata)
+      for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+          op_type = types.get(node.node_name.split(":")[0], "(runtime)")
+          micros[op_type] += node.op_end_rel_micros - node.op_start_rel_micros
+          counts[op_type] += 1
+    runner.close()
+    total = sum(micros.values()) / steps
+    print("  {:<8} {:>6.0f} ops/step, {:>8.0f} us of op time/step".format(
+        name, sum(counts.values()) / steps, total))
+    if base is None:
+      base = (micros, counts)
+    else:
+      extra = collections.Counter(
+          {k: (v - base[0].get(k, 0)) / steps for k, v in micros.items()})
+      more = collections.Counter(
+          {k: (v - base[1].get(k, 0)) / steps for k, v in counts.items()})
+      for op_type, us in extra.most_common(10):
+        print("    {:<24} {:+8.0f} us {:+6.0f} ops".format(
+            op_type, us, more[op_type]))
+
+
+def _profile(case, quick, threads):
+  model, mode = _split_case(case)
+  factories, _ = _optimizer_factories(None)
+  if mode == "eager":
+    _profile_eager(model, quick)
+  elif mode == "function":
+    _profile_function(model, quick, factories)
+  elif mode in GRAPH_MODES:
+    _profile_graph(model, mode, quick, factories, threads)
+  else:
+    raise SystemExit("--profile takes a step case, not {!r}".format(case))
+
+
 # rounds, steps per round, warm-up steps: a full run, per model.
 _FULL_SETTINGS = {"mlp": (30, 3, 3), "small": (30, 5, 3), "emb": (40, 10, 5),
                   "attn": (20, 2, 2)}
@@ -687,6 +840,13 @@ def main(argv=None):
     if case not in ALL_CASES:
       raise SystemExit("unknown case {!r}; known: {}".format(
           case, ", ".join(ALL_CASES)))
+  if args.profile:
+    print("load {}".format(",".join("%.1f" % l for l in _load() or [])))
+    for case in args.profile.split(","):
+      if case not in ALL_CASES:
+        raise SystemExit("unknown case {!r}".format(case))
+      _profile(case, args.quick, threads)
+    return 0
   factories, variants = _optimizer_factories(args.variants)
   machine = _machine(threads)
   print("machine: {cpu}, {cores} cores, load {load}; TF {tensorflow}; "
