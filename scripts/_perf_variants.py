@@ -257,12 +257,46 @@ class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
       loss_scale_lib._needs_update_lock = saved  # pylint: disable=protected-access
 
 
+class _InlineLockManager(_UnlockedManager):
+  """The exponential manager, its update serialized by inline mutex ops.
+
+  `tf.CriticalSection.execute` runs the locked update as a function call.
+  Here the same three ops it rests on (MutexV2, MutexLock, ConsumeMutexLock)
+  are built inline: the lock is taken once the flag is known, the reads and
+  writes wait for it, and the lock tensor is consumed after the writes, which
+  keeps it held until then. Plain graphs only (as the package's lock).
+  """
+
+  _mutexes = {}
+
+  def update_loss_scale(self, finite_grads):
+    if tf.executing_eagerly() or not loss_scale_lib._needs_update_lock():  # pylint: disable=protected-access
+      return super().update_loss_scale(finite_grads)
+    graph = tf.compat.v1.get_default_graph()
+    key = (id(graph), id(self))
+    if key not in self._mutexes:
+      with tf.init_scope():
+        self._mutexes[key] = tf.raw_ops.MutexV2(shared_name="",
+                                                name="loss_scale_mutex")
+    flag = tf.convert_to_tensor(finite_grads)
+    with tf.control_dependencies([flag]):
+      lock = tf.raw_ops.MutexLock(mutex=self._mutexes[key])
+    with tf.control_dependencies([lock]):
+      update = super().update_loss_scale(flag)
+    with tf.control_dependencies([update]):
+      return tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+
+
 def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
   return lambda inner: VariantLSO(inner, manager(2.0**15, 10**9), **kwargs)
 
 
 def _unlocked(inner):
   return cmp.LossScaleOptimizer(inner, _UnlockedManager(2.0**15, 10**9))
+
+
+def _inline_lock(inner):
+  return cmp.LossScaleOptimizer(inner, _InlineLockManager(2.0**15, 10**9))
 
 
 VARIANTS = {
@@ -289,6 +323,8 @@ VARIANTS = {
     # The package with its manager update unserialized (unsafe when two
     # optimizers share the manager): what the lock costs.
     "no_lock": _unlocked,
+    # The same serialization with inline mutex ops, no function call.
+    "inline_lock": _inline_lock,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }
