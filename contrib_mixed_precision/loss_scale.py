@@ -31,6 +31,7 @@ it across replicas (`replica_consensus` in a replica context,
 import weakref
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -64,9 +65,24 @@ _SMALL_GRAD_ELEMENTS = 1 << 14
 
 def _is_finite_all(tensors) -> tf.Tensor:
   """Exact: one is_finite over the flattened tensors (all of one dtype)."""
-  flat = [tf.reshape(t, [-1]) for t in tensors]
-  return tf.reduce_all(
-      tf.math.is_finite(flat[0] if len(flat) == 1 else tf.concat(flat, 0)))
+  # Tensors that agree in every dimension but the first are concatenated as
+  # they are: one op for the group, where flattening first costs a reshape
+  # per tensor (500 of them for 500 small variables).
+  by_tail = {}
+  for t in tensors:
+    tail = tuple(t.shape[1:]) if t.shape.rank else None
+    by_tail.setdefault(tail, []).append(t)
+  parts = []
+  for tail, group in by_tail.items():
+    if tail is None or len(group) == 1:
+      parts.extend(group)
+    else:
+      parts.append(tf.concat(group, 0))
+  if len(parts) == 1:
+    # reduce_all reduces every axis: nothing to flatten.
+    return tf.reduce_all(tf.math.is_finite(parts[0]))
+  flat = [p if p.shape.rank == 1 else tf.reshape(p, [-1]) for p in parts]
+  return tf.reduce_all(tf.math.is_finite(tf.concat(flat, 0)))
 
 
 def all_finite(grads: Sequence[Any]) -> tf.Tensor:
@@ -308,6 +324,12 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     The grouped update op in graph mode or `tf.function`; None in eager mode,
     where the variables have already been updated.
   """
+  if tf.executing_eagerly():
+    _exponential_update_eagerly(bool(is_finite), loss_scale, good_steps,
+                                bad_steps, incr_every_n_steps,
+                                decr_every_n_nan_or_inf, incr_ratio,
+                                decr_ratio)
+    return None
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
 
   def step(read_ops=None):
@@ -456,6 +478,41 @@ class _SharedStateLock(object):
         self._mutex = tf.raw_ops.MutexV2(name="loss_scale_update_lock")
     with tf.control_dependencies([is_finite]):
       return tf.raw_ops.MutexLock(mutex=self._mutex)
+
+
+def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
+                                incr_every_n_steps, decr_every_n_nan_or_inf,
+                                incr_ratio, decr_ratio):
+  """`exponential_update` in eager mode: the same policy, computed in Python.
+
+  Each eager op is a Python dispatch, and the graph form runs about twenty
+  of them. Here a finite step that does not grow the scale reads and writes
+  `good_steps` only. The arithmetic is float32, as in the graph form.
+  """
+  if is_finite:
+    good = int(good_steps.numpy()) + 1
+    if good < incr_every_n_steps:
+      good_steps.assign(good, read_value=False)
+      return
+    grown = np.float32(loss_scale.numpy()) * np.float32(incr_ratio)
+    # Growth that would overflow float32 keeps the scale but still resets
+    # both counters, as TF 1.15 did.
+    if np.isfinite(grown):
+      loss_scale.assign(grown, read_value=False)
+    good_steps.assign(0, read_value=False)
+    bad_steps.assign(0, read_value=False)
+    return
+  bad = int(bad_steps.numpy()) + 1
+  # Bad steps accumulate non-consecutively: only a scale change resets them.
+  if bad < decr_every_n_nan_or_inf:
+    bad_steps.assign(bad, read_value=False)
+  else:
+    shrunk = np.maximum(
+        np.float32(1.0),
+        np.float32(loss_scale.numpy()) * np.float32(decr_ratio))
+    loss_scale.assign(shrunk, read_value=False)
+    bad_steps.assign(0, read_value=False)
+  good_steps.assign(0, read_value=False)
 
 
 class _State(object):

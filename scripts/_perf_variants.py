@@ -110,7 +110,42 @@ def check_hybrid_exact(grads, small=1 << 14):
   return checks[0] if len(checks) == 1 else tf.logical_and(*checks)
 
 
+def check_tf115_dense(grads):
+  """TF 1.15 contrib's check, re-expressed: each gradient whole, dense.
+
+  One `reduce_all(is_finite(g))` per gradient and a `reduce_all` over the
+  flags. TF 1.15 handed an `IndexedSlices` gradient straight to `is_finite`,
+  which converts it to a dense tensor of the variable's full shape (a
+  scatter of its rows into zeros): for a 200k x 128 embedding table, 100 MB
+  written and read again on every step to check 4096 rows.
+  """
+  flags = [tf.reduce_all(tf.math.is_finite(tf.convert_to_tensor(g)))
+           for g in grads if g is not None]
+  return tf.reduce_all(tf.stack(flags))
+
+
+def check_flat(grads, small=1 << 14):
+  """The package's check before grouping: every small grad reshaped to 1-D.
+
+  Large grads as the package does (sum fast path, exact fallback).
+  """
+  dense = [g for g in _dense(grads) if g.dtype.is_floating]
+  small_ones = [g for g in dense
+                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+  large_ones = [g for g in dense if not any(g is s for s in small_ones)]
+  checks = []
+  if small_ones:
+    flat = [tf.reshape(g, [-1]) for g in small_ones]
+    checks.append(tf.reduce_all(tf.math.is_finite(
+        flat[0] if len(flat) == 1 else tf.concat(flat, 0))))
+  if large_ones:
+    checks.append(loss_scale_lib.all_finite(large_ones))
+  return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
 CHECKS = {
+    "tf115_dense": check_tf115_dense,
+    "flat": check_flat,
     "core": loss_scale_lib.all_finite,
     "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
@@ -206,14 +241,72 @@ class VariantLSO(cmp.LossScaleOptimizer):
     return tf.group(applied, update)
 
 
-def _variant(**kwargs):
-  return lambda inner: VariantLSO(
-      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), **kwargs)
+class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
+  """The exponential manager without the CriticalSection around its update.
+
+  Measurement only: two optimizers sharing it in one `session.run` could
+  lose an update, which the lock exists to prevent.
+  """
+
+  def update_loss_scale(self, finite_grads):
+    saved = loss_scale_lib._needs_update_lock  # pylint: disable=protected-access
+    loss_scale_lib._needs_update_lock = lambda: False  # pylint: disable=protected-access
+    try:
+      return super().update_loss_scale(finite_grads)
+    finally:
+      loss_scale_lib._needs_update_lock = saved  # pylint: disable=protected-access
+
+
+class _InlineLockManager(_UnlockedManager):
+  """The exponential manager, its update serialized by inline mutex ops.
+
+  `tf.CriticalSection.execute` runs the locked update as a function call.
+  Here the same three ops it rests on (MutexV2, MutexLock, ConsumeMutexLock)
+  are built inline: the lock is taken once the flag is known, the reads and
+  writes wait for it, and the lock tensor is consumed after the writes, which
+  keeps it held until then. Plain graphs only (as the package's lock).
+  """
+
+  _mutexes = {}
+
+  def update_loss_scale(self, finite_grads):
+    if tf.executing_eagerly() or not loss_scale_lib._needs_update_lock():  # pylint: disable=protected-access
+      return super().update_loss_scale(finite_grads)
+    graph = tf.compat.v1.get_default_graph()
+    key = (id(graph), id(self))
+    if key not in self._mutexes:
+      with tf.init_scope():
+        self._mutexes[key] = tf.raw_ops.MutexV2(shared_name="",
+                                                name="loss_scale_mutex")
+    flag = tf.convert_to_tensor(finite_grads)
+    with tf.control_dependencies([flag]):
+      lock = tf.raw_ops.MutexLock(mutex=self._mutexes[key])
+    with tf.control_dependencies([lock]):
+      update = super().update_loss_scale(flag)
+    with tf.control_dependencies([update]):
+      return tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+
+
+def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
+  return lambda inner: VariantLSO(inner, manager(2.0**15, 10**9), **kwargs)
+
+
+def _unlocked(inner):
+  return cmp.LossScaleOptimizer(inner, _UnlockedManager(2.0**15, 10**9))
+
+
+def _inline_lock(inner):
+  return cmp.LossScaleOptimizer(inner, _InlineLockManager(2.0**15, 10**9))
 
 
 VARIANTS = {
+    # TF 1.15 contrib's check (sparse gradients densified), with the
+    # package's skip and unscaling: what the check alone cost on sparse
+    # gradients. scripts/benchmark.py times it on every embedding case.
+    "tf115_check": _variant(check="tf115_dense"),
     # Checks, with the package's cond skip.
     "chk_exact": _variant(check="exact"),
+    "chk_flat": _variant(check="flat"),
     "chk_nofallback": _variant(check="sum_nofallback"),
     "chk_concat": _variant(check="concat"),
     "chk_hybrid": _variant(check="hybrid"),
@@ -227,6 +320,11 @@ VARIANTS = {
     "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
     "hx_cond": _variant(check="hybrid_exact"),
     "hx_switch1": _variant(check="hybrid_exact", skip="switch1"),
+    # The package with its manager update unserialized (unsafe when two
+    # optimizers share the manager): what the lock costs.
+    "no_lock": _unlocked,
+    # The same serialization with inline mutex ops, no function call.
+    "inline_lock": _inline_lock,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }
@@ -236,7 +334,7 @@ def _check_skip_semantics():
   """A NaN step must leave every variable, slot and step untouched."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   failures = 0
-  for name in ("chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
+  for name in ("tf115_check", "chk_flat", "chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
                "skip_switch1", "hybrid_switch1", "hx_cond", "hx_switch1"):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")

@@ -20,31 +20,49 @@ shared machine hits all of them alike. The table reports the median per-step
 time of each configuration and its ratio to the bare inner optimizer.
 
 Configurations:
-  bare       the inner optimizer alone (Adam; no loss scaling)
-  lso_exp    LossScaleOptimizer + ExponentialUpdateLossScaleManager
-  lso_fixed  LossScaleOptimizer + FixedLossScaleManager
-  tf_mp      tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer
-             with DynamicLossScale
+  bare         the inner optimizer alone (no loss scaling)
+  barrier      the inner optimizer, whose apply waits for every gradient
+               (one tf.group over all of them as a control input) and does
+               nothing else: the floor for any exact skip, which cannot
+               write a variable before every gradient is known finite. In
+               eager mode the tape returns every gradient before the first
+               apply, so there it is the bare step (a measure of the noise).
+  lso_exp      LossScaleOptimizer + ExponentialUpdateLossScaleManager
+  lso_fixed    LossScaleOptimizer + FixedLossScaleManager
+  tf_mp        tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer
+               with DynamicLossScale
+  tf115_check  (embedding cases) LossScaleOptimizer with TF 1.15 contrib's
+               finiteness check, re-expressed: reduce_all(is_finite(g)) per
+               gradient, IndexedSlices converted to a dense tensor first
   (--variants adds the prototypes of scripts/_perf_variants.py)
 
-Cases:
-  mlp_graph      16-layer 1024-wide ReLU MLP, Adam, batch 64, float32, one
-                 `Session.run(train_op)` per step; data are constants.
-  mlp_graph_v1   the same built under TF1 behaviour (ref variables, control
-                 flow v1), as legacy code that calls disable_v2_behavior gets.
-  mlp_function   the same step as a `tf.function`.
-  mlp_eager      the same step run eagerly (callable loss).
-  small_graph    500 small variables (125 blocks of a 32x32 matmul, bias,
-                 scale and shift), where per-variable op overhead dominates.
-  small_build    graph-construction time and op count of small_graph's model.
+Models (each case is <model>_<mode>):
+  mlp    16-layer 1024-wide ReLU MLP, Adam, batch 64: large dense gradients.
+  small  500 small variables (125 blocks of a 32x32 matmul, bias, scale and
+         shift), Adam: per-variable op overhead dominates.
+  emb    200k x 128 embedding table, 4096 ids per step, mean-pooled into a
+         128x128 dense layer, Adagrad: the table's gradient is IndexedSlices.
+  attn   3 pre-norm self-attention blocks (d=256, 4 heads, sequence 128,
+         batch 2, 4x ReLU feed-forward), Adam: compute-bound.
+Modes:
+  graph     one `Session.run(train_op)` per step; data are constants.
+  graph_v1  the same built under TF1 behaviour (ref variables, control flow
+            v1), as legacy code that calls disable_v2_behavior gets.
+  function  the same step as a `tf.function`.
+  eager     the same step run eagerly (callable loss).
+  build     (small only) graph-construction time and op count of the
+            optimizer's part of small_graph's model.
 
 Usage:
-  PYTHONPATH=. python scripts/benchmark.py             # about 2.5 minutes
+  PYTHONPATH=. python scripts/benchmark.py             # about 10 minutes
   PYTHONPATH=. python scripts/benchmark.py --quick     # smoke test
+  PYTHONPATH=. python scripts/benchmark.py --cases mlp_graph,emb_graph
   PYTHONPATH=. python scripts/benchmark.py --json out.json --variants
+  PYTHONPATH=. python scripts/benchmark.py --profile mlp_eager,mlp_function
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -61,13 +79,20 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top
+from contrib_mixed_precision import loss_scale as loss_scale_lib  # pylint: disable=g-import-not-at-top
 
 # The deprecation warnings of TF's own loss scales would drown the table.
 tf.get_logger().setLevel("ERROR")
 
-BASE_CONFIGS = ("bare", "lso_exp", "lso_fixed", "tf_mp")
+BASE_CONFIGS = ("bare", "barrier", "lso_exp", "lso_fixed", "tf_mp")
+# Configurations timed only on some models.
+MODEL_CONFIGS = {"emb": ("tf115_check",)}
+MODELS = ("mlp", "small", "emb", "attn")
 ALL_CASES = ("mlp_graph", "mlp_graph_v1", "mlp_function", "mlp_eager",
-             "small_graph", "small_build")
+             "small_graph", "small_build",
+             "emb_graph", "emb_graph_v1", "emb_function", "emb_eager",
+             "attn_graph", "attn_graph_v1", "attn_function", "attn_eager")
+GRAPH_MODES = ("graph", "graph_v1")
 # Large enough that float32 gradients never overflow and the scale never
 # moves during a run: every configuration does the same work every step.
 _INIT_SCALE = 2.0**15
@@ -86,11 +111,20 @@ def _parse_args(argv):
   parser.add_argument("--variants", nargs="?", const="all", default=None,
                       metavar="NAMES",
                       help="also time the prototypes of _perf_variants.py "
-                      "(graph cases only); optionally a comma-separated list")
+                      "(graph, tf.function and build cases); optionally a "
+                      "comma-separated list")
   parser.add_argument("--rounds", type=int, default=None,
                       help="interleaved timing rounds per case")
   parser.add_argument("--steps", type=int, default=None,
                       help="steps per configuration per round")
+  parser.add_argument("--build-rounds", type=int, default=None,
+                      help="graph constructions per configuration for "
+                      "small_build")
+  parser.add_argument("--profile", metavar="CASES",
+                      help="instead of timing, show where lso_exp's overhead "
+                      "goes in these cases: eager, per-piece times; "
+                      "tf.function, op counts of the traced step; graph, "
+                      "per-op-type time of a traced Session step")
   parser.add_argument("--intra-op-threads", type=int,
                       default=os.cpu_count() or 1)
   parser.add_argument("--inter-op-threads", type=int,
@@ -98,15 +132,66 @@ def _parse_args(argv):
   return parser.parse_args(argv)
 
 
+def _split_case(case):
+  model, mode = case.split("_", 1)
+  return model, mode
+
+
 # ---------------------------------------------------------------------------
 # Optimizers.
 # ---------------------------------------------------------------------------
+
+
+class BarrierOptimizer(tf.compat.v1.train.Optimizer):
+  """The inner optimizer, whose apply starts only once every gradient exists.
+
+  The reference for what an exact skip must cost at least: the skip cannot
+  write a variable before every gradient is known to be finite, so its apply
+  cannot overlap the backward pass. This adds that wait (one NoOp with a
+  control input from each gradient, a control input of every op the inner
+  apply builds) and nothing else: no scaling, no check, no skip.
+  """
+
+  def __init__(self, opt):
+    super().__init__(use_locking=False, name=opt.get_name())
+    self._opt = opt
+
+  def compute_gradients(self, *args, **kwargs):
+    return self._opt.compute_gradients(*args, **kwargs)
+
+  def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+    grads_and_vars = tuple(grads_and_vars)
+    if tf.executing_eagerly():
+      # The tape has already returned every gradient: eager steps wait.
+      return self._opt.apply_gradients(grads_and_vars, global_step, name)
+    tensors = []
+    for g, _ in grads_and_vars:
+      if isinstance(g, tf.IndexedSlices):
+        tensors.extend([g.values, g.indices])
+      elif g is not None:
+        tensors.append(g)
+    barrier = tf.group(*tensors, name="all_gradients")
+    with tf.control_dependencies([barrier]):
+      return self._opt.apply_gradients(grads_and_vars, global_step, name)
+
+  def get_slot(self, var, name):
+    return self._opt.get_slot(var, name)
+
+  def get_slot_names(self):
+    return self._opt.get_slot_names()
+
+
+def _perf_variants():
+  sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+  import _perf_variants  # pylint: disable=g-import-not-at-top
+  return _perf_variants
 
 
 def _optimizer_factories(variant_names):
   """name -> callable(inner_optimizer) -> optimizer."""
   factories = {
       "bare": lambda inner: inner,
+      "barrier": BarrierOptimizer,
       "lso_exp": lambda inner: cmp.LossScaleOptimizer(
           inner, cmp.ExponentialUpdateLossScaleManager(_INIT_SCALE, _NEVER)),
       "lso_fixed": lambda inner: cmp.LossScaleOptimizer(
@@ -115,22 +200,25 @@ def _optimizer_factories(variant_names):
           tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(
               inner, tf.compat.v1.mixed_precision.DynamicLossScale(
                   initial_loss_scale=_INIT_SCALE, increment_period=_NEVER))),
+      "tf115_check": lambda inner: _perf_variants().VARIANTS["tf115_check"](
+          inner),
   }
   variants = {}
   if variant_names:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import _perf_variants  # pylint: disable=g-import-not-at-top
-    wanted = (list(_perf_variants.VARIANTS) if variant_names == "all" else
+    module = _perf_variants()
+    wanted = (list(module.VARIANTS) if variant_names == "all" else
               [n for n in variant_names.split(",") if n])
     for name in wanted:
-      if name not in _perf_variants.VARIANTS:
+      if name not in module.VARIANTS:
         raise SystemExit("unknown variant {!r}; known: {}".format(
-            name, ", ".join(_perf_variants.VARIANTS)))
-      variants[name] = _perf_variants.VARIANTS[name]
+            name, ", ".join(module.VARIANTS)))
+      variants[name] = module.VARIANTS[name]
   return factories, variants
 
 
-def _adam():
+def _inner_optimizer(model):
+  if model == "emb":
+    return tf.compat.v1.train.AdagradOptimizer(1e-3)
   return tf.compat.v1.train.AdamOptimizer(1e-5)
 
 
@@ -185,12 +273,98 @@ def _many_small(blocks, width, batch, rng):
   return variables, loss_fn
 
 
-def _model_fn(case, quick):
-  if case.startswith("mlp"):
+def _embedding(vocab, dim, ids_per_step, bag, rng):
+  """A table looked up by `ids_per_step` ids, pooled in bags, one dense layer.
+
+  The table's gradient is IndexedSlices with `ids_per_step` rows; the table
+  is initialised by an op, not a constant, to keep its 100 MB out of the
+  GraphDef.
+  """
+  ids = tf.constant(rng.integers(0, vocab, size=(ids_per_step // bag, bag)),
+                    dtype=tf.int64)
+  y = tf.constant(rng.standard_normal((ids_per_step // bag, dim)).astype(
+      np.float32))
+  table = tf.compat.v1.Variable(
+      tf.random.stateless_normal([vocab, dim], seed=[1, 2], stddev=0.05),
+      name="table")
+  w = tf.compat.v1.Variable(
+      (rng.standard_normal((dim, dim)) / np.sqrt(dim)).astype(np.float32),
+      name="w")
+  b = tf.compat.v1.Variable(np.zeros((dim,), np.float32), name="b")
+  variables = [table, w, b]
+
+  def loss_fn():
+    pooled = tf.reduce_mean(tf.nn.embedding_lookup(table, ids), axis=1)
+    return tf.reduce_mean(tf.square(tf.matmul(pooled, w) + b - y))
+
+  return variables, loss_fn
+
+
+def _attention(blocks, d, heads, seq, batch, rng):
+  """Pre-norm transformer encoder blocks (attention + 4x ReLU MLP)."""
+  x0 = tf.constant(rng.standard_normal((batch, seq, d)).astype(np.float32))
+  y = tf.constant(rng.standard_normal((batch, seq, d)).astype(np.float32))
+  dh = d // heads
+  variables = []
+
+  def var(shape, name, scale=None):
+    if scale is None:  # A norm's gain (1) or a bias (0).
+      value = np.ones(shape, np.float32) if name.startswith("g") else (
+          np.zeros(shape, np.float32))
+    else:
+      value = (scale * rng.standard_normal(shape)).astype(np.float32)
+    v = tf.compat.v1.Variable(value, name=name)
+    variables.append(v)
+    return v
+
+  params = []
+  for i in range(blocks):
+    params.append(dict(
+        g1=var((d,), "g1_%d" % i), c1=var((d,), "c1_%d" % i),
+        wqkv=var((d, 3 * d), "wqkv_%d" % i, d**-0.5),
+        wo=var((d, d), "wo_%d" % i, d**-0.5),
+        g2=var((d,), "g2_%d" % i), c2=var((d,), "c2_%d" % i),
+        w1=var((d, 4 * d), "w1_%d" % i, d**-0.5),
+        b1=var((4 * d,), "b1_%d" % i),
+        w2=var((4 * d, d), "w2_%d" % i, (4 * d)**-0.5),
+        b2=var((d,), "b2_%d" % i)))
+
+  def norm(h, gain, shift):
+    mean, variance = tf.nn.moments(h, axes=[-1], keepdims=True)
+    return (h - mean) * tf.math.rsqrt(variance + 1e-6) * gain + shift
+
+  def loss_fn():
+    h = x0
+    for p in params:
+      a = tf.reshape(norm(h, p["g1"], p["c1"]), [batch * seq, d])
+      qkv = tf.reshape(tf.matmul(a, p["wqkv"]), [batch, seq, 3, heads, dh])
+      q, k, v = [tf.transpose(qkv[:, :, j], [0, 2, 1, 3]) for j in range(3)]
+      att = tf.nn.softmax(tf.matmul(q, k, transpose_b=True) * dh**-0.5)
+      o = tf.reshape(tf.transpose(tf.matmul(att, v), [0, 2, 1, 3]),
+                     [batch * seq, d])
+      h += tf.reshape(tf.matmul(o, p["wo"]), [batch, seq, d])
+      f = tf.reshape(norm(h, p["g2"], p["c2"]), [batch * seq, d])
+      f = tf.matmul(tf.nn.relu(tf.matmul(f, p["w1"]) + p["b1"]), p["w2"])
+      h += tf.reshape(f + p["b2"], [batch, seq, d])
+    return tf.reduce_mean(tf.square(h - y))
+
+  return variables, loss_fn
+
+
+def _model_fn(model, quick):
+  if model == "mlp":
     depth, width = (3, 64) if quick else (16, 1024)
     return lambda rng: _mlp(depth, width, 64, rng)
-  blocks = 10 if quick else 125
-  return lambda rng: _many_small(blocks, 32, 64, rng)
+  if model == "small":
+    blocks = 10 if quick else 125
+    return lambda rng: _many_small(blocks, 32, 64, rng)
+  if model == "emb":
+    args = (1000, 16, 64, 8) if quick else (200000, 128, 4096, 8)
+    return lambda rng: _embedding(*args, rng)
+  if model == "attn":
+    args = (1, 32, 2, 16, 2) if quick else (3, 256, 4, 128, 2)
+    return lambda rng: _attention(*args, rng)
+  raise ValueError(model)
 
 
 # ---------------------------------------------------------------------------
@@ -201,7 +375,7 @@ def _model_fn(case, quick):
 class _GraphRunner(object):
   """One configuration in its own graph and Session."""
 
-  def __init__(self, model_fn, factory, threads, v1_behaviour=False,
+  def __init__(self, model_fn, inner_fn, factory, threads, v1_behaviour=False,
                session=True):
     self.graph = tf.Graph()
     with self.graph.as_default(), _tf1_behaviour(v1_behaviour):
@@ -212,7 +386,7 @@ class _GraphRunner(object):
       # Construction time: the optimizer's part of the graph (gradients,
       # loss scaling, slots, apply), not the model's.
       start, cpu = time.perf_counter(), time.process_time()
-      opt = factory(_adam())
+      opt = factory(inner_fn())
       self.train_op = opt.minimize(loss, global_step=self.global_step,
                                    var_list=variables)
       self.build_s = time.perf_counter() - start
@@ -252,10 +426,10 @@ def _count_ops(graph):
 class _EagerRunner(object):
   """One configuration run eagerly, or as a tf.function."""
 
-  def __init__(self, model_fn, factory, function):
+  def __init__(self, model_fn, inner_fn, factory, function):
     variables, loss_fn = model_fn(np.random.default_rng(0))
     self.global_step = tf.Variable(0, dtype=tf.int64, trainable=False)
-    opt = factory(_adam())
+    opt = factory(inner_fn())
     if function:
 
       @tf.function
@@ -351,12 +525,13 @@ def _quartiles(sorted_values):
   return q[0], q[2]
 
 
-def _run_step_case(case, model_fn, configs, args, threads):
-  if case in ("mlp_graph", "mlp_graph_v1", "small_graph"):
-    make = lambda f: _GraphRunner(model_fn, f, threads,
-                                  v1_behaviour=case == "mlp_graph_v1")
+def _run_step_case(case, model_fn, inner_fn, configs, args, threads):
+  _, mode = _split_case(case)
+  if mode in GRAPH_MODES:
+    make = lambda f: _GraphRunner(model_fn, inner_fn, f, threads,
+                                  v1_behaviour=mode == "graph_v1")
   else:
-    make = lambda f: _EagerRunner(model_fn, f, case == "mlp_function")
+    make = lambda f: _EagerRunner(model_fn, inner_fn, f, mode == "function")
   runners = {name: make(factory) for name, factory in configs.items()}
   for runner in runners.values():
     runner.step(args.warmup)
@@ -370,11 +545,12 @@ def _run_step_case(case, model_fn, configs, args, threads):
   return rows, runners
 
 
-def _run_build_case(model_fn, configs, args, threads, earlier=None):
+def _run_build_case(model_fn, inner_fn, configs, args, threads, earlier=None):
   """Construction time and op count of the optimizer's part of the graph.
 
   `earlier`: {name: _GraphRunner} already built for the same model (by
-  small_graph), whose build times count as the first round.
+  small_graph): their op counts are reused, their build times are not (the
+  first configuration built in a process pays one-off costs).
   """
   samples = {name: ([], []) for name in configs}
   ops = {}
@@ -385,19 +561,30 @@ def _run_build_case(model_fn, configs, args, threads, earlier=None):
     ops[name] = runner.ops
 
   for name, runner in (earlier or {}).items():
-    add(name, runner)
-    ops[name] = runner.ops
+    if name in configs:
+      ops[name] = runner.ops
   names = list(configs)
   for r in range(args.build_rounds):
     order = names[r % len(names):] + names[:r % len(names)]
     for name in order:
-      add(name, _GraphRunner(model_fn, configs[name], threads,
+      add(name, _GraphRunner(model_fn, inner_fn, configs[name], threads,
                              session=False))
   rows = _summarise(samples)
   for name in rows:
     rows[name]["ops"] = ops[name]
     rows[name]["added_ops"] = ops[name] - ops["bare"]
   return rows
+
+
+def _add_barrier_points(rows):
+  """Each row's distance from `barrier`, in points of the bare step."""
+  if "barrier" not in rows:
+    return
+  for row in rows.values():
+    row["points_over_barrier"] = 100 * (row["ratio"] -
+                                        rows["barrier"]["ratio"])
+    row["cpu_points_over_barrier"] = 100 * (row["cpu_ratio"] -
+                                            rows["barrier"]["cpu_ratio"])
 
 
 # ---------------------------------------------------------------------------
@@ -431,34 +618,231 @@ def _cpu_name():
   return platform.processor() or "unknown"
 
 
+def _load():
+  return list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+
+
 def _format_table(results):
   lines = []
-  header = "{:<13} {:<15} {:>9} {:>7} {:>13} {:>9} {:>7} {:>6} {:>5}".format(
-      "case", "config", "wall ms", "x bare", "round IQR", "cpu ms",
-      "x bare", "ops", "skips")
+  row_format = ("{:<14} {:<12} {:>9} {:>6} {:>11} {:>6} {:>9} {:>6} {:>6} "
+                "{:>6} {:>5}")
+  header = row_format.format(
+      "case", "config", "wall ms", "x bare", "round IQR", "-barr",
+      "cpu ms", "x bare", "-barr", "ops", "skips")
   lines.append(header)
   lines.append("-" * len(header))
+  points = lambda row, key: ("{:+.1f}".format(row[key]) if key in row
+                             else "")
   for case, rows in results.items():
     for name, row in rows.items():
-      lines.append(
-          "{:<13} {:<15} {:>9.2f} {:>7.3f} {:>13} {:>9.2f} {:>7.3f} {:>6} {:>5}"
-          .format(case, name, row["median_ms"], row["ratio"],
-                  "{:.2f}-{:.2f}".format(*row["round_ratio_iqr"]),
-                  row["cpu_median_ms"], row["cpu_ratio"], row.get("ops", ""),
-                  row.get("skipped_steps", "")))
+      lines.append(row_format.format(
+          case, name, "{:.2f}".format(row["median_ms"]),
+          "{:.3f}".format(row["ratio"]),
+          "{:.2f}-{:.2f}".format(*row["round_ratio_iqr"]),
+          points(row, "points_over_barrier"),
+          "{:.2f}".format(row["cpu_median_ms"]),
+          "{:.3f}".format(row["cpu_ratio"]),
+          points(row, "cpu_points_over_barrier"), row.get("ops", ""),
+          row.get("skipped_steps", "")))
   return "\n".join(lines)
+
+
+def _goals(results, config="lso_exp"):
+  """The issue's goals, one line each: informational, never asserted."""
+  lines = []
+  for case, rows in results.items():
+    if config not in rows:
+      continue
+    row = rows[config]
+    _, mode = _split_case(case)
+    if mode == "build":
+      lines.append("{:<14} build {:.3f} x bare: {}".format(
+          case, row["ratio"],
+          "no slower than bare" if row["ratio"] <= 1.0 else "slower"))
+      continue
+    if "barrier" not in rows:
+      continue
+    parts = ["{:+.1f} / {:+.1f} points over barrier (wall / cpu)".format(
+        row["points_over_barrier"], row["cpu_points_over_barrier"])]
+    if mode in GRAPH_MODES:
+      parts.append("within 2: {}".format(
+          "yes" if row["points_over_barrier"] <= 2.0 else "no"))
+    if "tf_mp" in rows:
+      parts.append("below tf_mp: {} ({:.3f} vs {:.3f})".format(
+          "yes" if row["ratio"] < rows["tf_mp"]["ratio"] else "no",
+          row["ratio"], rows["tf_mp"]["ratio"]))
+    lines.append("{:<14} {}".format(case, "; ".join(parts)))
+  return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# Profiles: where a mode's overhead goes (--profile).
+# ---------------------------------------------------------------------------
+
+
+def _median_us(fn, calls):
+  for _ in range(3):
+    fn()
+  samples = []
+  for _ in range(calls):
+    start = time.perf_counter()
+    fn()
+    samples.append(time.perf_counter() - start)
+  return statistics.median(samples) * 1e6
+
+
+def _profile_eager(model, quick):
+  """Times each piece of lso_exp's eager step against the bare step's."""
+  variables, loss_fn = _model_fn(model, quick)(np.random.default_rng(0))
+  inner = _inner_optimizer(model)
+  manager = cmp.ExponentialUpdateLossScaleManager(_INIT_SCALE, _NEVER)
+  lso = cmp.LossScaleOptimizer(inner, manager)
+  grads_and_vars = lso.compute_gradients(loss_fn, var_list=variables)
+  grads = [g for g, _ in grads_and_vars]
+  flag = tf.constant(True)
+  calls = 5 if quick else 30
+  # The two whole steps alternate, so that both see the same machine.
+  bare_s, lso_s = [], []
+  for _ in range(calls):
+    for samples, opt in ((bare_s, inner), (lso_s, lso)):
+      start = time.perf_counter()
+      opt.minimize(loss_fn, var_list=variables)
+      samples.append(time.perf_counter() - start)
+  bare_us = statistics.median(bare_s) * 1e6
+  lso_us = statistics.median(lso_s) * 1e6
+  print("{} eager, median of {} calls each:".format(model, calls))
+  print("  {:<30} {:>10.0f} us".format("bare step (minimize)", bare_us))
+  print("  {:<30} {:>10.0f} us  ({:+.0f} us, {:+.1f}%)".format(
+      "lso_exp step (minimize)", lso_us, lso_us - bare_us,
+      100 * (lso_us / bare_us - 1)))
+  pieces = [
+      ("  inner compute_gradients",
+       lambda: inner.compute_gradients(loss_fn, var_list=variables)),
+      ("  unscale (_down_scale)",
+       lambda: lso._down_scale(grads_and_vars, manager.get_loss_scale())),  # pylint: disable=protected-access
+      ("  check (all_finite)",
+       lambda: loss_scale_lib.all_finite(grads)),
+      ("  manager update",
+       lambda: manager.update_loss_scale(flag)),
+      ("  inner apply_gradients",
+       lambda: inner.apply_gradients(grads_and_vars)),
+  ]
+  added = 0.0
+  for name, fn in pieces:
+    us = _median_us(fn, calls)
+    if name.strip() in ("unscale (_down_scale)", "check (all_finite)",
+                        "manager update"):
+      added += us
+    print("  {:<30} {:>10.0f} us".format(name, us))
+  print("  unscale + check + update: {:.0f} us ({:.1f}% of the bare step); "
+        "the unscale runs {} eager ops (a multiply per gradient, a "
+        "reciprocal)".format(added, 100 * added / bare_us,
+                             len([g for g in grads if g is not None]) + 1))
+
+
+def _function_graph_ops(train_step):
+  """Op types of a tf.function's body, cond branches included, and the
+  tensors its conds capture (each becomes a Switch when TF lowers it)."""
+  graph_def = train_step.get_concrete_function().graph.as_graph_def()
+  types = collections.Counter(n.op for n in graph_def.node)
+  for function in graph_def.library.function:
+    types.update(n.op for n in function.node_def)
+  captured = sum(len(n.input) - 1 for n in graph_def.node
+                 if n.op in ("If", "StatelessIf"))
+  for function in graph_def.library.function:
+    captured += sum(len(n.input) - 1 for n in function.node_def
+                    if n.op in ("If", "StatelessIf"))
+  return types, captured
+
+
+def _profile_function(model, quick, factories):
+  """Op counts of each configuration's tf.function step."""
+  print("{} tf.function: ops in the traced step (cond branches included); "
+        "tensors captured by its conds (one Switch each once lowered)"
+        .format(model))
+  base = None
+  for name in ("barrier", "lso_exp", "lso_fixed", "tf_mp"):
+    runner = _EagerRunner(_model_fn(model, quick),
+                          lambda: _inner_optimizer(model), factories[name],
+                          function=True)
+    types, captured = _function_graph_ops(runner._step)  # pylint: disable=protected-access
+    total = sum(types.values())
+    line = "  {:<10} {:>6} ops, {:>4} captured".format(name, total, captured)
+    if base is None:
+      base = types
+    else:
+      extra = types.copy()
+      extra.subtract(base)
+      line += "; over barrier: " + ", ".join(
+          "{} {:+d}".format(k, v) for k, v in extra.most_common(8) if v > 0)
+    print(line)
+
+
+def _profile_graph(model, mode, quick, factories, threads):
+  """Per-op-type time of one Session step (RunMetadata full trace)."""
+  steps = 3 if quick else 20
+  print("{}_{}: op time per step by op type (full trace, {} steps; op "
+        "times overlap on several cores, so they do not add up to the step)"
+        .format(model, mode, steps))
+  base = None
+  for name in ("barrier", "lso_exp"):
+    runner = _GraphRunner(_model_fn(model, quick),
+                          lambda: _inner_optimizer(model), factories[name],
+                          threads, v1_behaviour=mode == "graph_v1")
+    runner.step(3)
+    types = {op.name: op.type for op in runner.graph.get_operations()}
+    micros = collections.Counter()
+    counts = collections.Counter()
+    options = tf.compat.v1.RunOptions(
+        trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+    for _ in range(steps):
+      metadata = tf.compat.v1.RunMetadata()
+      runner.session.run(runner.train_op, options=options,
+                         run_metadata=metadata)
+      for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+          op_type = types.get(node.node_name.split(":")[0], "(runtime)")
+          micros[op_type] += node.op_end_rel_micros - node.op_start_rel_micros
+          counts[op_type] += 1
+    runner.close()
+    total = sum(micros.values()) / steps
+    print("  {:<8} {:>6.0f} ops/step, {:>8.0f} us of op time/step".format(
+        name, sum(counts.values()) / steps, total))
+    if base is None:
+      base = (micros, counts)
+    else:
+      extra = collections.Counter(
+          {k: (v - base[0].get(k, 0)) / steps for k, v in micros.items()})
+      more = collections.Counter(
+          {k: (v - base[1].get(k, 0)) / steps for k, v in counts.items()})
+      for op_type, us in extra.most_common(10):
+        print("    {:<24} {:+8.0f} us {:+6.0f} ops".format(
+            op_type, us, more[op_type]))
+
+
+def _profile(case, quick, threads):
+  model, mode = _split_case(case)
+  factories, _ = _optimizer_factories(None)
+  if mode == "eager":
+    _profile_eager(model, quick)
+  elif mode == "function":
+    _profile_function(model, quick, factories)
+  elif mode in GRAPH_MODES:
+    _profile_graph(model, mode, quick, factories, threads)
+  else:
+    raise SystemExit("--profile takes a step case, not {!r}".format(case))
+
+
+# rounds, steps per round, warm-up steps: a full run, per model.
+_FULL_SETTINGS = {"mlp": (30, 3, 3), "small": (30, 5, 3), "emb": (40, 10, 5),
+                  "attn": (20, 2, 2)}
+_QUICK_SETTINGS = (3, 2, 2)
 
 
 def main(argv=None):
   args = _parse_args(argv)
-  # rounds, steps per round, warm-up steps, extra construction rounds.
-  # Construction rounds come on top of small_graph's own builds (500
-  # variables take seconds each to build).
-  defaults = ((3, 2, 2, 1) if args.quick else (30, 3, 3, 0))
-  args.rounds = args.rounds or defaults[0]
-  args.steps = args.steps or defaults[1]
-  args.warmup = defaults[2]
-  args.build_rounds = defaults[3]
+  if args.build_rounds is None:
+    args.build_rounds = 2 if args.quick else 5
   threads = (args.intra_op_threads, args.inter_op_threads)
   # Eager and tf.function use the process-wide pools; set before any op.
   tf.config.threading.set_intra_op_parallelism_threads(threads[0])
@@ -469,6 +853,13 @@ def main(argv=None):
     if case not in ALL_CASES:
       raise SystemExit("unknown case {!r}; known: {}".format(
           case, ", ".join(ALL_CASES)))
+  if args.profile:
+    print("load {}".format(",".join("%.1f" % l for l in _load() or [])))
+    for case in args.profile.split(","):
+      if case not in ALL_CASES:
+        raise SystemExit("unknown case {!r}".format(case))
+      _profile(case, args.quick, threads)
+    return 0
   factories, variants = _optimizer_factories(args.variants)
   machine = _machine(threads)
   print("machine: {cpu}, {cores} cores, load {load}; TF {tensorflow}; "
@@ -477,37 +868,58 @@ def main(argv=None):
                               []), **machine), flush=True)
 
   results = {}
+  settings = {}
   built = {}
   total_start = time.perf_counter()
   for case in cases:
     start = time.perf_counter()
-    configs = dict(factories)
-    if case in ("mlp_graph", "small_graph", "small_build"):
+    model, mode = _split_case(case)
+    rounds, steps, warmup = (_QUICK_SETTINGS if args.quick else
+                             _FULL_SETTINGS[model])
+    case_args = argparse.Namespace(
+        rounds=args.rounds or rounds, steps=args.steps or steps,
+        warmup=warmup, build_rounds=args.build_rounds)
+    configs = {name: factories[name]
+               for name in BASE_CONFIGS + MODEL_CONFIGS.get(model, ())}
+    if mode != "eager":
       configs.update(variants)
-    model_fn = _model_fn(case, args.quick)
-    if case == "small_build":
-      results[case] = _run_build_case(model_fn, configs, args, threads,
-                                      built.get("small_graph"))
+    model_fn = _model_fn(model, args.quick)
+    inner_fn = lambda model=model: _inner_optimizer(model)
+    load_before = _load()
+    if mode == "build":
+      results[case] = _run_build_case(model_fn, inner_fn, configs, case_args,
+                                      threads, built.get("small_graph"))
     else:
-      results[case], built[case] = _run_step_case(case, model_fn, configs,
-                                                  args, threads)
-    print("  {} done in {:.0f}s".format(case, time.perf_counter() - start),
+      results[case], built[case] = _run_step_case(case, model_fn, inner_fn,
+                                                  configs, case_args, threads)
+      _add_barrier_points(results[case])
+    settings[case] = {"rounds": case_args.rounds, "steps": case_args.steps,
+                      "seconds": time.perf_counter() - start,
+                      "load_before": load_before, "load_after": _load()}
+    print("  {} done in {:.0f}s, load {}".format(
+        case, settings[case]["seconds"],
+        ",".join("%.1f" % l for l in settings[case]["load_after"] or [])),
           flush=True)
   machine["total_seconds"] = time.perf_counter() - total_start
+  machine["load_average_end"] = _load()
 
   print()
   print(_format_table(results))
   print("\nwall ms / cpu ms: median per-step wall-clock / process-CPU time "
         "(small_build: graph-construction time); x bare: ratio of medians to "
         "bare; round IQR: quartiles of the per-round wall ratios to bare (the "
-        "noise); ops: nodes the optimizer added to the graph, function bodies "
+        "noise); -barr: points of the bare step over barrier (wall, cpu); "
+        "ops: nodes the optimizer added to the graph, function bodies "
         "included; skips: steps skipped (must be 0).")
-  print("total {:.0f}s".format(machine["total_seconds"]))
+  print("\ngoals (lso_exp):")
+  print(_goals(results))
+  print("\ntotal {:.0f}s, load at the end {}".format(
+      machine["total_seconds"],
+      ",".join("%.1f" % l for l in machine["load_average_end"] or [])))
   if args.json:
     with open(args.json, "w") as f:
       json.dump({"machine": machine,
-                 "settings": {"rounds": args.rounds, "steps": args.steps,
-                              "quick": args.quick},
+                 "settings": {"quick": args.quick, "cases": settings},
                  "results": results}, f, indent=1)
   return 0
 

@@ -98,6 +98,22 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
 
     self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
 
+  @parameterized.product(mode=MODES, poisoned=[None, 0, 1, 2, 3, 4, 5, 6, 7],
+                         poison=[np.nan, np.inf])
+  def test_small_gradients_of_every_shape(self, mode, poisoned, poison):
+    # Small gradients are checked together, grouped by their trailing
+    # dimensions: a non-finite element in any of them, whatever its group,
+    # must make the answer False.
+    shapes = [(3, 4), (5, 4), (2,), (7,), (), (2, 3, 4), (6, 3, 4), (1, 9)]
+    values = [np.ones(shape, np.float32) for shape in shapes]
+    if poisoned is not None:
+      values[poisoned].reshape(-1)[-1] = poison
+
+    def fn():
+      return loss_scale_lib.all_finite([tf.constant(v) for v in values])
+
+    self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
+
   def test_which_path_each_size_takes(self):
     with tf.Graph().as_default() as g:
       loss_scale_lib.all_finite([tf.ones([10]), tf.ones([5, 5])])
