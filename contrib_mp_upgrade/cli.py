@@ -181,12 +181,11 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     plan = tree.scan_tree(intree, copy_other_files)
     source = intree
     destination = "in place" if inplace else (outtree or "nothing (dry run)")
-  originals = {e.name: e.output for e in plan.python()}
   tf_summary = None
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
   text = report_lib.render(plan, source, destination, tf_summary)
-  diffs = [_diff(e.name, originals[e.name], e.output)
+  diffs = [_diff(e.name, e.source, e.output)
            for e in plan.python() if e.changed]
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
                     tf_summary=tf_summary)

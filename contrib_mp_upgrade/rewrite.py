@@ -412,7 +412,8 @@ def _classify_contrib_uses(analysis: _Analysis, names) -> Tuple[
     names: The `Name` nodes that read the object (`contrib`, `tfc`, ...).
 
   Returns:
-    `(mixed_precision lines, [(what, line)] of every other use)`.
+    `(mixed_precision lines, [(module, line)] of every other use)`; the
+    module is "" where the object itself is used (passed to a function).
   """
   mp, other = [], []
   for name in names:
@@ -430,7 +431,7 @@ def _classify_contrib_uses(analysis: _Analysis, names) -> Tuple[
     elif attr is not None:
       other.append((attr, line))
     else:
-      other.append(("`{}` itself".format(_code(name)), line))
+      other.append(("", line))  # The object itself, passed on.
   return mp, other
 
 
@@ -456,34 +457,39 @@ class _Plan:
 def _contrib_objects(analysis: _Analysis, plan: _Plan) -> None:
   """Decides what happens to names bound to the `tf.contrib` module itself.
 
-  `from tensorflow import contrib`, `import tensorflow.contrib as tfc` and
-  `contrib = tf.contrib` fail on TF 2 however their uses are rewritten.
-  When `mixed_precision` is all a binding is used for, the binding goes;
-  otherwise it stays, and the report says which uses keep it alive.
+  `from tensorflow import contrib`, `import tensorflow.contrib as tfc`,
+  `contrib = tf.contrib` and `import tensorflow.contrib` fail on TF 2
+  however their uses are rewritten. When `mixed_precision` is all a binding
+  is used for, the binding goes (`import tensorflow.contrib` becomes
+  `import tensorflow`); otherwise it stays, and the report says which uses
+  keep it alive.
   """
-  seen = set()
   for scope in set(analysis.scopes.values()):
-    if scope in seen:
-      continue
-    seen.add(scope)
     for assignment in scope.assignments:
       node = getattr(assignment, "node", None)
+      references = [r.node for r in assignment.references]
       if isinstance(assignment, metadata.ImportAssignment):
-        if analysis.assignment_path(assignment) == _CONTRIB:
+        if "." in assignment.name:
+          # libcst binds `import tensorflow.contrib` as the dotted name;
+          # its references are the `tensorflow.contrib` attribute nodes.
+          if (isinstance(node, cst.Import) and
+              normalize(assignment.name) == _CONTRIB):
+            alias = next((a for a in node.names if a.asname is None and
+                          _dotted(a.name) == assignment.name), None)
+            if alias is not None:
+              _decide_contrib(analysis, plan, assignment.name, references,
+                              alias, node, assignment.name.split(".")[0])
+        elif analysis.assignment_path(assignment) == _CONTRIB:
           alias = _find_alias(node, assignment.name)
-          _decide_contrib(analysis, plan, assignment, alias, node, None)
-        elif isinstance(node, cst.Import):
-          # `import tensorflow.contrib` binds `tensorflow`, and fails.
-          alias = _find_alias(node, assignment.name)
-          if (alias is not None and alias.asname is None and
-              normalize(_dotted(alias.name)) == _CONTRIB):
-            _decide_contrib(analysis, plan, assignment, alias, node,
-                            _dotted(alias.name).split(".")[0])
+          if alias is not None:
+            _decide_contrib(analysis, plan, assignment.name, references,
+                            alias, node, None)
       elif (isinstance(assignment, metadata.Assignment) and
             isinstance(node, cst.Name) and
             analysis.assignment_path(assignment) == _CONTRIB):
         statement = analysis.parents.get(analysis.parents.get(node))
-        _decide_contrib(analysis, plan, assignment, None, statement, None)
+        _decide_contrib(analysis, plan, assignment.name, references, None,
+                        statement, None)
 
 
 def _find_alias(node, name) -> Optional[cst.ImportAlias]:
@@ -495,21 +501,23 @@ def _find_alias(node, name) -> Optional[cst.ImportAlias]:
   return None
 
 
-def _decide_contrib(analysis, plan, assignment, alias, statement,
+def _decide_contrib(analysis, plan, bound, references, alias, statement,
                     root: Optional[str]) -> None:
-  """Removes or keeps one binding of `tf.contrib`; see `_contrib_objects`."""
-  names = [r.node for r in assignment.references
-           if isinstance(r.node, cst.Name)]
-  if root is not None:
-    # Only `tensorflow.contrib...` reads of `tensorflow` concern contrib.
-    names = [analysis.parents[n] for n in names
-             if isinstance(analysis.parents.get(n), cst.Attribute) and
-             analysis.parents[n].attr.value == "contrib"]
-  mp, other = _classify_contrib_uses(analysis, names)
+  """Removes or keeps one binding of `tf.contrib`; see `_contrib_objects`.
+
+  Args:
+    analysis: The file's `_Analysis`.
+    plan: The `_Plan` to record the decision in.
+    bound: The name bound (`contrib`, `tfc`, `tensorflow.contrib`).
+    references: The nodes that read the binding.
+    alias: The import alias that binds it, or None for an assignment.
+    statement: The binding statement.
+    root: For `import tensorflow.contrib`, the root name it also binds.
+  """
+  mp, other = _classify_contrib_uses(analysis, references)
   if not mp:
     return
   line = analysis.line(statement)
-  bound = "`{}`".format(assignment.name)
   if not other:
     if root is not None:
       plan.rename_aliases[alias] = root
@@ -523,10 +531,12 @@ def _decide_contrib(analysis, plan, assignment, alias, statement,
   uses = {}
   for what, use_line in other:
     uses.setdefault(what, []).append(use_line)
-  listed = "; ".join("`{}` ({})".format(what, _lines_text(lines))
-                     for what, lines in sorted(uses.items()))
+  listed = "; ".join(
+      "`{}`{} ({})".format(what or bound, "" if what else " itself",
+                           _lines_text(lines))
+      for what, lines in sorted(uses.items(), key=lambda x: (not x[0], x)))
   plan.warnings.append((line, (
-      "{} is bound to `tf.contrib` here and is still used for {}. Its "
+      "`{}` is bound to `tf.contrib` here and is still used for {}. Its "
       "`mixed_precision` uses were rewritten, but this line fails on "
       "TensorFlow 2 until those other uses are migrated too.").format(
           bound, listed)))
@@ -891,6 +901,14 @@ def decode_error(source: bytes) -> Optional[str]:
 
 def _parse_error(source: bytes, error: Exception) -> str:
   line = getattr(error, "raw_line", None)
+  try:
+    # Python's own parser names the line a person would look at; libcst's
+    # may name the next token's.
+    ast.parse(source)
+  except SyntaxError as e:
+    line = e.lineno or line
+  except ValueError:
+    pass
   where = " at line {}".format(line) if line else ""
   hint = ""
   if _PY2_HINT.search(source):

@@ -57,6 +57,7 @@ class Entry:
     kind: "dir", "python" (a `*.py` file), "file" (copied as is) or "link"
       (a symbolic link recreated in the output).
     result: For "python": the `rewrite.FileResult`.
+    source: For "python": the bytes read.
     output: For "python": the bytes to write. Starts as
       `result.new_source`; the `tf_upgrade_v2` pass may change it.
     link: For "link": the target to give the new link.
@@ -66,6 +67,7 @@ class Entry:
   path: str
   kind: str
   result: Optional[rewrite.FileResult] = None
+  source: Optional[bytes] = None
   output: Optional[bytes] = None
   link: Optional[str] = None
   tf_upgrade_v2_changed: bool = False
@@ -100,7 +102,7 @@ def _inside(path: str, directory: str) -> bool:
 def _python_entry(name: str, path: str, data: bytes) -> Entry:
   result = rewrite.upgrade_source(data)
   return Entry(name=name, path=path, kind="python", result=result,
-               output=result.new_source)
+               source=data, output=result.new_source)
 
 
 def scan_file(infile: str, name: str) -> Plan:
