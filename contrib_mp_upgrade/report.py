@@ -30,9 +30,20 @@ from contrib_mp_upgrade import tree
 PROG = "contrib-mp-upgrade"
 
 LEGACY_KERAS_HINT = (
-    "on TensorFlow 2.16 and later `tf.layers` / `tf.compat.v1.layers` need "
-    "tf-keras (pip install 'contrib_mixed_precision[legacy-keras]') and "
+    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs tf-keras "
+    "(pip install 'contrib_mixed_precision[legacy-keras]') and "
     "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported")
+
+
+def _layers_note(result, tf_ran: bool) -> str:
+  note = "tf.layers x{} ({}): {}".format(
+      len(result.legacy_layers), _lines(result.legacy_layers),
+      LEGACY_KERAS_HINT)
+  if result.bare_layers and not tf_ran:
+    note += ("; `tf.layers` itself ({}) is gone in TensorFlow 2: "
+             "--tf_upgrade_v2 renames it `tf.compat.v1.layers`").format(
+                 _lines(result.bare_layers))
+  return note
 
 
 def _lines(lines: Sequence[int], limit: int = 3) -> str:
@@ -89,7 +100,7 @@ def render(plan: tree.Plan, source: str, destination: str,
     out.append("-" * 79)
     for entry in changed:
       out.extend(_file_block(entry, tf_issues.get(entry.name),
-                             entry.name in tf_changed))
+                             entry.name in tf_changed, tf_summary))
     out.append("")
 
   if failed or attention:
@@ -122,13 +133,12 @@ def render(plan: tree.Plan, source: str, destination: str,
   layers = [e for e in python
             if e.result.legacy_layers and not e.result.changed]
   if layers:
-    out.append("tf.layers in unchanged files ({}): {}".format(
-        LEGACY_KERAS_HINT, _plural(len(layers), "file")))
+    out.append("tf.layers in files this command did not convert: " +
+               _plural(len(layers), "file"))
     out.append("-" * 79)
     for entry in layers:
-      out.append("{}: tf.layers x{} ({})".format(
-          entry.name, len(entry.result.legacy_layers),
-          _lines(entry.result.legacy_layers)))
+      out.append("{}: {}".format(entry.name,
+                                 _layers_note(entry.result, bool(tf_summary))))
     out.append("")
 
   if tf_summary is not None:
@@ -146,7 +156,8 @@ def render(plan: tree.Plan, source: str, destination: str,
   return "\n".join(out) + "\n"
 
 
-def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool) -> List[str]:
+def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
+                tf_summary) -> List[str]:
   result = entry.result
   out = [entry.name]
   for change in result.changes:
@@ -161,11 +172,13 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool) -> List[str]:
     out.append("  still uses other tf.contrib modules (not converted): " +
                _contrib_summary(result.other_contrib))
   if result.legacy_layers:
-    out.append("  uses tf.layers x{} ({}): {}".format(
-        len(result.legacy_layers), _lines(result.legacy_layers),
-        LEGACY_KERAS_HINT))
+    out.append("  uses " + _layers_note(result, bool(tf_summary)))
   if tf_changed:
     out.append("  tf_upgrade_v2 also changed this file")
+  renamed = tf_summary.layers_renamed.get(entry.name) if tf_summary else None
+  if renamed:
+    out.append("  output {}: `tf.layers` renamed `tf.compat.v1.layers` "
+               "after tf_upgrade_v2".format(_lines(renamed)))
   for line, kind, message in tf_issues or ():
     out.append("  output line {}: tf_upgrade_v2 {}: {}".format(
         line, kind, message))
@@ -178,6 +191,14 @@ def _tf_section(summary, tf_issues, shown) -> List[str]:
              _plural(summary.processed, "file"),
              _plural(len(summary.changed), "file"),
              _plural(len(summary.issues), "issue"))]
+  only = [name for name in summary.changed if name not in shown]
+  if only:
+    out.append("  changed by tf_upgrade_v2 only: {}{}".format(
+        ", ".join(only[:5]), ", ..." if len(only) > 5 else ""))
+  for name, lines in sorted(summary.layers_renamed.items()):
+    if name not in shown:
+      out.append("  {}: output {}: `tf.layers` renamed `tf.compat.v1.layers` "
+                 "after tf_upgrade_v2".format(name, _lines(lines)))
   # Its issues in files listed above are already shown there; the rest are
   # grouped by message, since one message often repeats hundreds of times.
   grouped: Dict[str, List[str]] = {}
@@ -245,6 +266,10 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
     todo.append("{} tf.layers: {}.".format(
         _plural(layer_files, "file") + (" uses" if layer_files == 1 else
                                         " use"), LEGACY_KERAS_HINT))
+  bare = sum(1 for e in python if e.result.bare_layers)
+  if bare and tf_summary is None:
+    todo.append("rename `tf.layers` to `tf.compat.v1.layers` in {} "
+                "(--tf_upgrade_v2 does it).".format(_plural(bare, "file")))
   if plan.skipped:
     todo.append("check the {} listed above.".format(
         _plural(len(plan.skipped), "skipped path")))

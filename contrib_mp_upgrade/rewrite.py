@@ -124,6 +124,8 @@ class FileResult:
       (`layers`, `opt`, ...) the file still uses: imports and references.
     legacy_layers: Input lines that use `tf.layers` or
       `tf.compat.v1.layers`.
+    bare_layers: The subset of `legacy_layers` that says `tf.layers`, which
+      TensorFlow 2 does not have at all (only `tf.compat.v1.layers`).
     error: Why the file could not be converted (it does not decode or does
       not parse), or None.
     mentions_api: Whether the file's bytes mention contrib's
@@ -136,6 +138,7 @@ class FileResult:
   other_contrib: Dict[str, List[int]] = dataclasses.field(
       default_factory=dict)
   legacy_layers: List[int] = dataclasses.field(default_factory=list)
+  bare_layers: List[int] = dataclasses.field(default_factory=list)
   error: Optional[str] = None
   mentions_api: bool = False
 
@@ -269,26 +272,25 @@ class _Analysis:
     self.scopes = wrapper.resolve(metadata.ScopeProvider)
     self.parents = wrapper.resolve(metadata.ParentNodeProvider)
     self.positions = wrapper.resolve(metadata.PositionProvider)
-    self._paths: Dict[cst.CSTNode, Optional[str]] = {}
-    self._active: Set[cst.CSTNode] = set()
+    self._paths: Dict[Tuple[cst.CSTNode, bool], Optional[str]] = {}
+    self._active: Set[Tuple[cst.CSTNode, bool]] = set()
 
   def line(self, node: cst.CSTNode) -> int:
     return self.positions[node].start.line
 
-  def assignment_path(self, assignment) -> Optional[str]:
-    """The normalized TF path an assignment binds, or None."""
+  def assignment_path(self, assignment, raw: bool = False) -> Optional[str]:
+    """The TF path an assignment binds (normalized unless `raw`), or None."""
     node = getattr(assignment, "node", None)  # Builtins have none.
     if isinstance(assignment, metadata.ImportAssignment):
       target = _import_target(node, assignment.name)
-      if target is None:
+      if target is None or not _under(normalize(target), _TF):
         return None
-      target = normalize(target)
-      return target if _under(target, _TF) else None
+      return target if raw else normalize(target)
     if not isinstance(assignment, metadata.Assignment) or not isinstance(
         node, cst.Name):
       return None
     value = self.assigned_value(node)
-    return None if value is None else self.path(value)
+    return None if value is None else self.path(value, raw)
 
   def assigned_value(self, target: cst.Name) -> Optional[cst.CSTNode]:
     """The value of `target = value` (one target), else None."""
@@ -301,21 +303,32 @@ class _Analysis:
       return parent.value
     return None
 
-  def path(self, node: cst.CSTNode) -> Optional[str]:
-    """The normalized TF dotted path `node` evaluates to, or None."""
-    if node in self._paths:
-      return self._paths[node]
-    if node in self._active:
+  def path(self, node: cst.CSTNode, raw: bool = False) -> Optional[str]:
+    """The TF dotted path `node` evaluates to, or None.
+
+    Args:
+      node: An expression.
+      raw: Keep the path as written (`tensorflow.compat.v1.layers`) instead
+        of normalizing it (`tensorflow.layers`).
+
+    Returns:
+      The path, or None when `node` is not (known to be) TensorFlow.
+    """
+    key = (node, raw)
+    if key in self._paths:
+      return self._paths[key]
+    if key in self._active:
       return None  # `tf = tf.compat.v1` refers to itself.
-    self._active.add(node)
+    self._active.add(key)
     try:
-      result = self._compute_path(node)
+      result = self._compute_path(node, raw)
     finally:
-      self._active.discard(node)
-    self._paths[node] = result
+      self._active.discard(key)
+    self._paths[key] = result
     return result
 
-  def _compute_path(self, node: cst.CSTNode) -> Optional[str]:
+  def _compute_path(self, node: cst.CSTNode, raw: bool) -> Optional[str]:
+    norm = (lambda p: p) if raw else normalize
     if isinstance(node, cst.Name):
       scope = self.scopes.get(node)
       if scope is None:
@@ -325,19 +338,18 @@ class _Analysis:
         # `tf` bound by no statement of the file (a star import, an injected
         # global): in `tf.contrib.mixed_precision` it can only be TF.
         return _TF if node.value == "tf" else None
-      paths = {self.assignment_path(a) for a in assignments}
+      paths = {self.assignment_path(a, raw) for a in assignments}
       paths.discard(None)
       # A fallback such as `except ImportError: contrib = None` is not a
       # second meaning of the name.
       return paths.pop() if len(paths) == 1 else None
     if isinstance(node, cst.Attribute):
-      base = self.path(node.value)
-      return None if base is None else normalize(base + "." +
-                                                 node.attr.value)
+      base = self.path(node.value, raw)
+      return None if base is None else norm(base + "." + node.attr.value)
     literal = _getattr_literal(node)
     if literal is not None:
-      base = self.path(literal[0])
-      return None if base is None else normalize(base + "." + literal[1])
+      base = self.path(literal[0], raw)
+      return None if base is None else norm(base + "." + literal[1])
     return None
 
   def base_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
@@ -365,6 +377,7 @@ class _Collector(cst.CSTVisitor):
     self.replace: List[cst.CSTNode] = []
     self.other: List[Tuple[str, int]] = []
     self.layers: List[int] = []
+    self.bare_layers: List[cst.Attribute] = []
 
   def visit_Import(self, node: cst.Import) -> bool:
     return False
@@ -388,6 +401,11 @@ class _Collector(cst.CSTVisitor):
       self.other.append((_other_contrib(path), self.a.line(node)))
     elif path == _LAYERS and base == _TF:
       self.layers.append(self.a.line(node))
+      if (isinstance(node, cst.Attribute) and
+          normalize(self.a.path(base_node, raw=True) or "") == (
+              self.a.path(base_node, raw=True))):
+        # Written as `tf.layers`, not through `compat.v1`.
+        self.bare_layers.append(node)
 
   def visit_Attribute(self, node: cst.Attribute) -> None:
     self._visit_expression(node)
@@ -981,6 +999,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   for module, line in sorted(other, key=lambda x: (x[0], x[1])):
     result.other_contrib.setdefault(module, []).append(line)
   result.legacy_layers = sorted(set(collector.layers + rewriter.layers))
+  result.bare_layers = sorted({analysis.line(n)
+                               for n in collector.bare_layers})
   warnings = set(plan.warnings) | set(rewriter.warnings)
   result.warnings = sorted(warnings)
   if not rewriter.changes:
@@ -1039,3 +1059,49 @@ def _fresh_name(analysis: _Analysis, base: str) -> str:
     i += 1
     name = "{}{}".format(base, i)
   return name
+
+
+class _LayersRenamer(cst.CSTTransformer):
+
+  def __init__(self, nodes):
+    super().__init__()
+    self.nodes = set(nodes)
+
+  def leave_Attribute(self, original_node, updated_node):
+    if original_node not in self.nodes:
+      return updated_node
+    compat = cst.Attribute(value=cst.Attribute(
+        value=updated_node.value, attr=cst.Name("compat")),
+                           attr=cst.Name("v1"))
+    return updated_node.with_changes(value=compat)
+
+
+def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
+  """Rewrites `tf.layers` as `tf.compat.v1.layers`, as tf_upgrade_v2 did.
+
+  tf_upgrade_v2 up to TensorFlow 2.15 made this rename; later versions
+  leave `tf.layers`, which TensorFlow 2 lacks. `--tf_upgrade_v2` applies it
+  after TensorFlow's converter, so its result does not depend on which
+  TensorFlow ran.
+
+  Args:
+    source: A Python source, as bytes.
+
+  Returns:
+    `(new source, lines renamed)`; the source itself when nothing changed
+    or it does not parse.
+  """
+  if b"layers" not in source:
+    return source, []
+  try:
+    tree = cst.parse_module(source)
+  except cst.ParserSyntaxError:
+    return source, []
+  analysis = _Analysis(metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
+  collector = _Collector(analysis)
+  analysis.module.visit(collector)
+  if not collector.bare_layers:
+    return source, []
+  new = analysis.module.visit(_LayersRenamer(collector.bare_layers))
+  return new.bytes, sorted({analysis.line(n)
+                            for n in collector.bare_layers})

@@ -36,6 +36,7 @@ import sys
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
+from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import tree
 
 COMMAND = "tf_upgrade_v2"
@@ -58,6 +59,8 @@ class Summary:
     not_given: `(name, why)` for Python files it was not given.
     unparsed: Names of the files it could not parse (their conversion by
       this command is kept).
+    layers_renamed: `{name: [output lines]}` where `tf.layers` was renamed
+      `tf.compat.v1.layers` after it (as tf_upgrade_v2 up to TF 2.15 did).
   """
   command: str
   processed: int = 0
@@ -66,6 +69,8 @@ class Summary:
       default_factory=list)
   not_given: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
   unparsed: List[str] = dataclasses.field(default_factory=list)
+  layers_renamed: Dict[str, List[int]] = dataclasses.field(
+      default_factory=dict)
 
 
 def find_command() -> Optional[str]:
@@ -147,6 +152,9 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
         summary.unparsed.append(entry.name)
         continue
       new = new.replace(b"\r\n", b"\n")
+      new, renamed = rewrite.rename_bare_layers(new)
+      if renamed:
+        summary.layers_renamed[entry.name] = renamed
       if new == old.replace(b"\r\n", b"\n"):
         continue
       if _is_crlf(old):

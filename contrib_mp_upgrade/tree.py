@@ -145,7 +145,7 @@ def scan_tree(intree: str, copy_other_files: bool,
       with os.scandir(directory) as it:
         items = sorted(it, key=lambda item: item.name)
     except OSError as e:
-      plan.skipped.append((prefix or ".", (
+      plan.skipped.append((prefix.rstrip("/") or ".", (
           "a directory that could not be listed ({}); nothing under it "
           "was converted or copied").format(describe_os_error(e))))
       return
