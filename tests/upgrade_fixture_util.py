@@ -90,6 +90,7 @@ def legacy_keras_env():
 
   TF 2.16+ has Keras 3, where `tf.compat.v1.layers` raises; such programs
   need tf-keras, selected by TF_USE_LEGACY_KERAS=1 before TF is imported.
+  TF 2.15 runs them with its built-in Keras 2, or with tf-keras if present.
 
   Raises:
     AssertionError: On TF 2.16+ without tf-keras: the test environment is
@@ -107,7 +108,12 @@ def legacy_keras_env():
         "[legacy-keras]'`; the test requirements pin it).".format(
             tf.__version__))
   env = package_env()
-  env["TF_USE_LEGACY_KERAS"] = "1"
+  if importlib.util.find_spec("tf_keras") is not None:
+    env["TF_USE_LEGACY_KERAS"] = "1"
+  else:
+    # TF 2.15 has Keras 2 built in; there the variable would make it look
+    # for tf-keras and fail.
+    env.pop("TF_USE_LEGACY_KERAS", None)
   return env
 
 
