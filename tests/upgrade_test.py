@@ -480,6 +480,44 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
                     f.read())
 
 
+class LargeTreeReportTest(tf.test.TestCase):
+  """On a large tree the mixed-precision lines stay on top, not buried."""
+
+  def test_report_is_one_line_per_other_contrib_file(self):
+    tmp = _tempdir(self)
+    tree = os.path.join(tmp, "zoo")
+    files, uses, mp_every = 150, 8, 30
+    proc = subprocess.run(
+        [sys.executable, os.path.join(_REPO, "scripts", "make_legacy_tree.py"),
+         "--out", tree, "--files", str(files), "--uses", str(uses),
+         "--mp_every", str(mp_every)],
+        capture_output=True, text=True, timeout=120, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    report = os.path.join(tmp, "report.txt")
+    status, _, err = _main("--intree", tree, "--outtree",
+                           os.path.join(tmp, "out"), "--reportfile", report)
+    self.assertEqual(status, 0, err)
+    with open(report, encoding="utf-8") as f:
+      lines = f.read().splitlines()
+    mp_files = files // mp_every
+    # Each converted file: name, 2 changes, 1 added import, 1 contrib line.
+    converted = lines.index("Converted (tf.contrib.mixed_precision -> "
+                            "contrib_mixed_precision): {} files".format(
+                                mp_files))
+    self.assertLess(converted, 10)
+    block = lines[converted + 2:converted + 2 + 5 * mp_files]
+    self.assertLen([l for l in block if "-> `contrib_mixed_precision." in l],
+                   2 * mp_files)
+    # Every other file is one line, however many uses it has (the old
+    # report had one line per use: `files * uses` lines).
+    self.assertLess(len(lines), files + 50)
+    self.assertIn("model_000/layer_001.py: framework x1 (line 12); layers x3 "
+                  "(lines 7, 13, 14); opt x1 (line 9); slim x1 (line 3); "
+                  "tpu x1 (line 11); training x1 (line 10)", lines)
+    self.assertIn("Python files: 150 read, 5 converted, 0 not parsed; other "
+                  "files and links: 0; skipped: 0.", lines)
+
+
 class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
   """Single sources: the rewrite rules, one per row."""
 
