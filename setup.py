@@ -61,7 +61,13 @@ EXTRAS_REQUIRE = {
         "pytest",
     ],
     "demo": ["matplotlib"],
+    # The `contrib-mp-upgrade` command (the `contrib_mp_upgrade` package)
+    # needs only libcst; it never imports TensorFlow.
     "upgrade": ["libcst"],
+    # TF1 `tf.layers` / `tf.compat.v1.layers` code on TF 2.16+ needs Keras 2,
+    # which ships as tf-keras, versioned with TensorFlow (tf-keras 2.N needs
+    # TensorFlow 2.N), plus TF_USE_LEGACY_KERAS=1; see docs/migration.md.
+    "legacy-keras": ["tf-keras" + _TF_RANGE],
 }
 
 setup(
@@ -73,7 +79,11 @@ setup(
     long_description_content_type="text/markdown",
     author="The contrib_mixed_precision Authors",
     license="Apache-2.0",
-    packages=find_packages(include=["contrib_mixed_precision*"]),
+    # contrib_mp_upgrade is the upgrade command: a package of its own, so
+    # that running it never imports contrib_mixed_precision (or TensorFlow).
+    packages=find_packages(
+        include=["contrib_mixed_precision", "contrib_mixed_precision.*",
+                 "contrib_mp_upgrade", "contrib_mp_upgrade.*"]),
     python_requires=">=3.9",
     install_requires=[
         "absl-py",
@@ -82,7 +92,7 @@ setup(
     extras_require=EXTRAS_REQUIRE,
     entry_points={
         "console_scripts": [
-            "contrib-mp-upgrade=contrib_mixed_precision.upgrade:main",
+            "contrib-mp-upgrade=contrib_mp_upgrade.cli:main",
         ],
     },
     classifiers=[

@@ -116,6 +116,13 @@ def install_alias() -> None:
   nothing. It is a migration aid: prefer converting code you own with the
   `contrib-mp-upgrade` command.
 
+  TF 1.15's real package paths, `tensorflow_core.contrib.mixed_precision...`
+  (which some model zoos import directly), are *not* aliased. Serving them
+  would mean faking a `tensorflow_core` module, and code commonly tests for
+  that module to detect TensorFlow 1.x (`try: import tensorflow_core`), so a
+  fake one would send it down its TF 1 path. Convert such files with
+  `contrib-mp-upgrade`, which rewrites every `tensorflow_core` form.
+
   ```python
   import contrib_mixed_precision
   contrib_mixed_precision.install_alias()

@@ -16,7 +16,8 @@
 """Runs the `contrib-mp-upgrade` command from a source checkout.
 
 The same as the installed `contrib-mp-upgrade` console script and
-`python -m contrib_mixed_precision.upgrade`; see `--help`.
+`python -m contrib_mp_upgrade`; see `--help`. Needs only Python and libcst:
+it never imports TensorFlow.
 
   scripts/contrib_mp_upgrade.py --intree old/ --outtree new/
 """
@@ -29,8 +30,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from contrib_mixed_precision import upgrade
+from contrib_mp_upgrade import cli
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 if __name__ == "__main__":
-  sys.exit(upgrade.main())
+  sys.exit(cli.main())

@@ -19,6 +19,11 @@ with explicit deps and no glob, so nothing picks up a new file by itself. These
 tests fail when a file has no target, a target names a missing file, or a
 target imports a module of this repository that is not in its deps.
 
+It also keeps the upgrade command's package, `contrib_mp_upgrade`, free of
+TensorFlow: its modules may import only the standard library, libcst and
+each other, and no BUILD dep of theirs may lead into `contrib_mixed_precision`
+(whose `__init__` imports TensorFlow).
+
 BUILD is Starlark, which parses as Python, so it is read with `ast`. The
 source tree is found through BUILD itself: from pytest it sits next to
 tests/; under Bazel the runfiles copy is a symlink into the source tree, so
@@ -27,11 +32,17 @@ files that no target declares can still be listed.
 
 import ast
 import os
+import sys
 
 from absl.testing import absltest
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = "contrib_mixed_precision"
+# The upgrade command: stdlib + libcst only (DESIGN.md, contract 9).
+_UPGRADE_PACKAGE = "contrib_mp_upgrade"
+_PACKAGES = (_PACKAGE, _UPGRADE_PACKAGE)
+_UPGRADE_MAY_IMPORT = frozenset(sys.stdlib_module_names) | {
+    "libcst", _UPGRADE_PACKAGE}
 _RULES = ("py_library", "py_test", "py_binary")
 
 
@@ -100,14 +111,13 @@ def _imported_files(repo, src):
   test_helpers = {os.path.splitext(os.path.basename(p))[0]: p
                   for p in _py_files(repo, "tests")
                   if not p.endswith("_test.py") and p != "tests/conftest.py"}
-  package_init = "{}/__init__.py".format(_PACKAGE)
 
   def module_file(dotted):
     parts = dotted.split(".")
-    if parts[0] == _PACKAGE:
+    if parts[0] in _PACKAGES:
       if len(parts) == 1:
-        return package_init
-      path = "{}/{}.py".format(_PACKAGE, parts[1])
+        return "{}/__init__.py".format(parts[0])
+      path = "{}/{}.py".format(parts[0], parts[1])
       return path if os.path.exists(os.path.join(repo, path)) else None
     if len(parts) == 1 and parts[0] in test_helpers:
       return test_helpers[parts[0]]
@@ -119,21 +129,38 @@ def _imported_files(repo, src):
       for alias in node.names:
         found.add(module_file(alias.name))
     elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-      if node.module == _PACKAGE:
+      if node.module in _PACKAGES:
         for alias in node.names:
           # `from pkg import module` needs the module; `from pkg import Name`
           # needs the package's __init__.
-          found.add(module_file("{}.{}".format(_PACKAGE, alias.name))
-                    or package_init)
+          found.add(module_file("{}.{}".format(node.module, alias.name))
+                    or "{}/__init__.py".format(node.module))
       else:
         found.add(module_file(node.module))
   found.discard(None)
   found.discard(src)
-  # A module of the package can always reach the package itself: Python runs
+  # A module of a package can always reach the package itself: Python runs
   # the package __init__ before any of its modules. (A BUILD dep on it would
   # be a cycle, since the __init__ target depends on the modules.)
-  if src.startswith(_PACKAGE + "/"):
-    found.discard(package_init)
+  for package in _PACKAGES:
+    if src.startswith(package + "/"):
+      found.discard("{}/__init__.py".format(package))
+  return found
+
+
+def _top_level_imports(repo, src):
+  """{(top-level module name, line)} of every import in `src`."""
+  with open(os.path.join(repo, src), encoding="utf-8") as f:
+    tree = ast.parse(f.read(), filename=src)
+  found = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      found.update((a.name.split(".")[0], node.lineno) for a in node.names)
+    elif isinstance(node, ast.ImportFrom):
+      if node.level:
+        found.add((_UPGRADE_PACKAGE, node.lineno))  # Relative: itself.
+      else:
+        found.add((node.module.split(".")[0], node.lineno))
   return found
 
 
@@ -157,7 +184,7 @@ class BuildTest(absltest.TestCase):
                      "explicitly.".format(self.globs))
 
   def test_every_module_has_one_py_library(self):
-    for src in _py_files(self.repo, _PACKAGE):
+    for src in [f for p in _PACKAGES for f in _py_files(self.repo, p)]:
       with self.subTest(src=src):
         owners = self.by_src.get(src, [])
         self.assertLen(
@@ -167,7 +194,8 @@ class BuildTest(absltest.TestCase):
             "    deps = [...],\n)".format(
                 src, owners,
                 os.path.splitext(os.path.basename(src))[0]
-                if not src.endswith("__init__.py") else _PACKAGE, src))
+                if not src.endswith("__init__.py") else src.split("/")[0],
+                src))
         target = self.targets[owners[0]]
         self.assertEqual(target["rule"], "py_library")
         self.assertEqual(target["srcs"], [src],
@@ -235,26 +263,62 @@ class BuildTest(absltest.TestCase):
                                    "<no target: add one>"))
 
   def test_tests_that_import_the_package_depend_on_it(self):
-    # Importing any module of the package runs its __init__.py (and so the
-    # TensorFlow check), so every test that imports one needs the real
-    # __init__.py in its runfiles. Libraries cannot: __init__ depends on them.
-    package_init = "{}/__init__.py".format(_PACKAGE)
-    package_targets = self.by_src.get(package_init, [])
-    for target in self.targets.values():
-      if target["rule"] != "py_test":
-        continue
-      deps = {_local_label(d) for d in target["deps"]}
-      for src in target["srcs"]:
-        imported = _imported_files(self.repo, src)
-        if not any(f.startswith(_PACKAGE + "/") for f in imported):
+    # Importing any module of a package runs its __init__.py (for
+    # contrib_mixed_precision, the TensorFlow check), so every test that
+    # imports one needs the real __init__.py in its runfiles. Libraries
+    # cannot: __init__ depends on them.
+    for package in _PACKAGES:
+      package_init = "{}/__init__.py".format(package)
+      package_targets = self.by_src.get(package_init, [])
+      for target in self.targets.values():
+        if target["rule"] != "py_test":
           continue
-        with self.subTest(target=target["name"]):
-          self.assertTrue(
-              deps.intersection(package_targets),
-              msg="{} imports {}, so BUILD target {!r} needs {} in its deps "
-              "(importing any module runs the package __init__).".format(
-                  src, _PACKAGE, target["name"],
-                  [":" + t for t in package_targets]))
+        deps = {_local_label(d) for d in target["deps"]}
+        for src in target["srcs"]:
+          imported = _imported_files(self.repo, src)
+          if not any(f.startswith(package + "/") for f in imported):
+            continue
+          with self.subTest(target=target["name"], package=package):
+            self.assertTrue(
+                deps.intersection(package_targets),
+                msg="{} imports {}, so BUILD target {!r} needs {} in its "
+                "deps (importing any module runs the package "
+                "__init__).".format(src, package, target["name"],
+                                    [":" + t for t in package_targets]))
+
+  def test_upgrade_package_imports_only_stdlib_and_libcst(self):
+    # The command runs where TensorFlow is absent or is 1.15 (contract 9).
+    for src in _py_files(self.repo, _UPGRADE_PACKAGE):
+      for module, line in sorted(_top_level_imports(self.repo, src)):
+        with self.subTest(src=src, module=module):
+          self.assertIn(
+              module, _UPGRADE_MAY_IMPORT,
+              msg="{}:{} imports {!r}. {} may import only the standard "
+              "library, libcst and itself; it must never reach TensorFlow "
+              "or {}.".format(src, line, module, _UPGRADE_PACKAGE, _PACKAGE))
+
+  def test_upgrade_package_deps_never_reach_the_runtime_package(self):
+    runtime = {name for src, names in self.by_src.items()
+               if src.startswith(_PACKAGE + "/") for name in names}
+    upgrade = [name for src, names in self.by_src.items()
+               if src.startswith(_UPGRADE_PACKAGE + "/") for name in names]
+    self.assertNotEqual(upgrade, [], msg="No BUILD target for {}.".format(
+        _UPGRADE_PACKAGE))
+    for name in upgrade:
+      reached, todo = set(), [name]
+      while todo:
+        current = todo.pop()
+        for dep in self.targets[current]["deps"]:
+          local = _local_label(dep)
+          if local is not None and local in self.targets and (
+              local not in reached):
+            reached.add(local)
+            todo.append(local)
+      with self.subTest(target=name):
+        self.assertEqual(
+            sorted(reached & runtime), [],
+            msg="BUILD target {!r} reaches {} modules through its deps; the "
+            "upgrade command must not.".format(name, _PACKAGE))
 
 
 if __name__ == "__main__":

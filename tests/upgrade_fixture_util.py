@@ -57,6 +57,66 @@ PROGRAMS = (
 )
 
 
+# Programs only the upgrade command can serve (`install_alias()` cannot fake
+# `tensorflow_core`, and scoping bugs only exist in rewritten code), with
+# the extra JSON fields they print and whether they need legacy Keras.
+UpgradeProgram = collections.namedtuple(
+    "UpgradeProgram",
+    ["path", "steps", "bad_steps", "manager", "extra", "legacy_keras"])
+
+UPGRADE_PROGRAMS = (
+    UpgradeProgram("models/function_local.py", 9, (5,),
+                   ("exponential", 64.0, 2, 1, 2, 0.5), {}, False),
+    UpgradeProgram("models/core_paths.py", 10, (1, 2, 8),
+                   ("exponential", 2.0**20, 3, 2, 4, 0.25), {}, False),
+    UpgradeProgram("models/contrib_object.py", 10, (6,),
+                   ("exponential", 8.0, 2, 1, 2, 0.5), {}, False),
+    UpgradeProgram("models/guarded.py", 10, (3,), ("fixed", 32.0),
+                   {"fallback": False, "version_branch": False}, False),
+    UpgradeProgram("models/star_import.py", 6, (),
+                   ("exponential", 1.0, 2, 2, 2, 0.5),
+                   {"extra_names": []}, False),
+    UpgradeProgram("models/crlf_train.py", 7, (0,), ("fixed", 4096.0), {},
+                   False),
+    UpgradeProgram("models/latin1_train.py", 5, (), ("fixed", 2.0),
+                   {"author": "Fran\xe7oise M\xfcller"}, False),
+    UpgradeProgram("models/layers_train.py", 10, (2, 4),
+                   ("exponential", 256.0, 2, 2, 2, 0.5), {}, True),
+)
+
+
+def legacy_keras_env():
+  """The environment a `tf.compat.v1.layers` program needs on this TF.
+
+  TF 2.16+ has Keras 3, where `tf.compat.v1.layers` raises; such programs
+  need tf-keras, selected by TF_USE_LEGACY_KERAS=1 before TF is imported.
+  TF 2.15 runs them with its built-in Keras 2, or with tf-keras if present.
+
+  Raises:
+    AssertionError: On TF 2.16+ without tf-keras: the test environment is
+      incomplete, and the test must fail rather than skip.
+  """
+  import importlib.util  # pylint: disable=g-import-not-at-top
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  major, minor = (int(p) for p in tf.__version__.split(".")[:2])
+  if (major, minor) >= (2, 16) and importlib.util.find_spec(
+      "tf_keras") is None:
+    raise AssertionError(
+        "TensorFlow {} needs tf-keras for `tf.compat.v1.layers`, and it is "
+        "not installed in this environment. Install the tf-keras that "
+        "matches TensorFlow (`pip install 'contrib_mixed_precision"
+        "[legacy-keras]'`; the test requirements pin it).".format(
+            tf.__version__))
+  env = package_env()
+  if importlib.util.find_spec("tf_keras") is not None:
+    env["TF_USE_LEGACY_KERAS"] = "1"
+  else:
+    # TF 2.15 has Keras 2 built in; there the variable would make it look
+    # for tf-keras and fail.
+    env.pop("TF_USE_LEGACY_KERAS", None)
+  return env
+
+
 def expected_scale(manager, finite_flags):
   """The loss scale after `finite_flags` steps, per the TF 1.15 policy."""
   if manager[0] == "fixed":
@@ -132,11 +192,11 @@ def package_env():
   return env
 
 
-def run_python(args, cwd=None, timeout=300):
+def run_python(args, cwd=None, timeout=300, env=None):
   """Runs `python *args`; returns the CompletedProcess (text)."""
   return subprocess.run([sys.executable] + list(args), cwd=cwd,
-                        env=package_env(), capture_output=True, text=True,
-                        timeout=timeout, check=False)
+                        env=env or package_env(), capture_output=True,
+                        text=True, timeout=timeout, check=False)
 
 
 def last_json(proc):

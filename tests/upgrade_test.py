@@ -12,13 +12,15 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Tests for the `contrib-mp-upgrade` command (contrib_mixed_precision.upgrade).
+"""Tests for the `contrib-mp-upgrade` command (the `contrib_mp_upgrade` package).
 
-The fixture tree tests/testdata/upgrade_fixture holds all five ways TF 1.15
-code reached the API, comments and odd formatting, other tf.contrib modules,
-a Python 2 file, data files and files that do not use the API. The converted
-fixture programs are run, and must train to the numbers computed in
-`upgrade_fixture_util`.
+The fixture tree tests/testdata/upgrade_fixture holds every way TF 1.15 code
+reached the API, as found in real trees: the five import styles, a
+function-local alias, TF 1.15's `tensorflow_core` paths, `tf.contrib` as an
+object, guarded imports, a star import, CRLF, latin-1 and non-UTF-8 files,
+Python 2, `tf.compat.v1.layers`, other contrib modules and data files. Every
+converted fixture program is run on TensorFlow 2 in a subprocess and must
+train to the numbers computed independently in `upgrade_fixture_util`.
 """
 
 import ast
@@ -26,22 +28,30 @@ import contextlib
 import io
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 
 from absl.testing import parameterized
 import tensorflow as tf
 
-from contrib_mixed_precision import upgrade
+from contrib_mp_upgrade import cli
+from contrib_mp_upgrade import rewrite
 import upgrade_fixture_util as util
 
 FIXTURE = util.FIXTURE_DIR
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-CHANGED = ("train_attr.py", "models/from_import.py", "models/from_contrib.py",
-           "models/import_as.py", "models/module_paths.py",
-           "models/compat_attr.py")
+CHANGED = (
+    "train_attr.py", "models/from_import.py", "models/from_contrib.py",
+    "models/import_as.py", "models/module_paths.py", "models/compat_attr.py",
+    "models/function_local.py", "models/core_paths.py",
+    "models/contrib_object.py", "models/guarded.py", "models/star_import.py",
+    "models/crlf_train.py", "models/latin1_train.py",
+    "models/layers_train.py", "legacy/contrib_object_mixed.py")
 UNTOUCHED = ("common.py", "models/__init__.py", "legacy/no_api.py",
              "legacy/other_contrib.py", "legacy/py2_train.py",
-             "data/config.json", "data/notes.txt")
+             "legacy/not_utf8.py", "data/config.json", "data/notes.txt")
 
 
 def _files(root):
@@ -66,24 +76,37 @@ def _main(*argv):
   """Runs the command in-process; returns (status, stdout, stderr)."""
   out, err = io.StringIO(), io.StringIO()
   with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = upgrade.main(list(argv))
+    status = cli.main(list(argv))
   return status, out.getvalue(), err.getvalue()
 
 
-class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
-  """Converts the fixture tree once per test into a fresh directory."""
+def _upgrade(source):
+  return rewrite.upgrade_source(source.encode())
 
-  def setUp(self):
-    super().setUp()
-    self.tmp = _tempdir(self)
-    self.outtree = os.path.join(self.tmp, "out")
-    self.report = os.path.join(self.tmp, "report.txt")
-    status, self.stdout, self.stderr = _main(
-        "--intree", FIXTURE, "--outtree", self.outtree,
-        "--reportfile", self.report)
-    self.assertEqual(status, 0, self.stderr)
-    with open(self.report, encoding="utf-8") as f:
-      self.report_text = f.read()
+
+class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
+  """Converts the fixture tree once, and checks the tree and the report."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.mkdtemp(prefix="upgrade_test_")
+    cls.outtree = os.path.join(cls.tmp, "out")
+    cls.report = os.path.join(cls.tmp, "report.txt")
+    cls.status, cls.stdout, cls.stderr = _main(
+        "--intree", FIXTURE, "--outtree", cls.outtree,
+        "--reportfile", cls.report)
+    with open(cls.report, encoding="utf-8") as f:
+      cls.report_text = f.read()
+
+  @classmethod
+  def tearDownClass(cls):
+    shutil.rmtree(cls.tmp, ignore_errors=True)
+    super().tearDownClass()
+
+  def test_command_succeeds(self):
+    self.assertEqual(self.status, 0, self.stderr)
+    self.assertIn("changed 15 file(s); 2 could not be parsed", self.stdout)
 
   def test_every_file_is_written(self):
     self.assertCountEqual(_files(FIXTURE), _files(self.outtree))
@@ -100,10 +123,12 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     for path in CHANGED:
       # No code (docstrings and comments aside) reaches tf.contrib's API.
       for node in ast.walk(ast.parse(after[path])):
-        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Attribute)):
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Attribute,
+                             ast.Call)):
           code = ast.unparse(node)
           self.assertNotIn("contrib.mixed_precision", code, path)
           self.assertNotIn("contrib import mixed_precision", code, path)
+          self.assertNotIn("'mixed_precision'", code, path)
 
   def test_comments_and_other_contrib_uses_are_kept(self):
     after = _files(self.outtree)
@@ -126,61 +151,136 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("opt, contrib_mixed_precision.loss_scale_optimizer\n"
                   "    .LossScaleOptimizer)", paths)
 
+  def test_function_local_alias_gets_a_module_import(self):
+    code = _files(self.outtree)["models/function_local.py"].decode()
+    # The function that had its own import keeps it; the other function
+    # reads the module-level import that the rewrite added.
+    self.assertIn("def make_manager():\n  import contrib_mixed_precision\n",
+                  code)
+    self.assertIn("import tensorflow.compat.v1 as tf\n"
+                  "import contrib_mixed_precision\n", code)
+    self.assertIn("  return contrib_mixed_precision.LossScaleOptimizer(", code)
+
+  def test_tensorflow_core_paths_are_rewritten(self):
+    code = _files(self.outtree)["models/core_paths.py"].decode()
+    self.assertIn("from contrib_mixed_precision.loss_scale_manager import "
+                  "ExponentialUpdateLossScaleManager\n", code)
+    self.assertIn("from contrib_mixed_precision import (\n"
+                  "    loss_scale_optimizer as lso_lib)\n", code)
+    self.assertNotIn("tensorflow_core", code.split('"""')[2])
+
+  def test_contrib_object_bindings_go_when_only_mixed_precision_used(self):
+    code = _files(self.outtree)["models/contrib_object.py"].decode()
+    for gone in ("from tensorflow import contrib",
+                 "import tensorflow.contrib as tfc", "contrib_lib = ",
+                 "getattr("):
+      self.assertNotIn(gone, code)
+    self.assertIn("mp = contrib_mixed_precision\n", code)
+
+  def test_contrib_object_binding_stays_when_other_modules_use_it(self):
+    code = _files(self.outtree)["legacy/contrib_object_mixed.py"].decode()
+    self.assertIn("from tensorflow import contrib\n", code)
+    self.assertIn("net = contrib.layers.flatten(images)", code)
+    self.assertIn("opt = contrib_mixed_precision.LossScaleOptimizer(", code)
+
+  def test_star_import_brings_tf115_names_only(self):
+    code = _files(self.outtree)["models/star_import.py"].decode()
+    self.assertIn(
+        "from contrib_mixed_precision import (\n"
+        "    ExponentialUpdateLossScaleManager,\n"
+        "    FixedLossScaleManager,\n"
+        "    LossScaleManager,\n"
+        "    LossScaleOptimizer)  # pylint: disable=wildcard-import\n", code)
+
+  def test_crlf_and_latin1_are_kept(self):
+    after = _files(self.outtree)
+    crlf = after["models/crlf_train.py"]
+    self.assertEqual(crlf.count(b"\n"), crlf.count(b"\r\n"))
+    self.assertIn(b"\r\nimport contrib_mixed_precision\r\n", crlf)
+    latin1 = after["models/latin1_train.py"]
+    self.assertIn("Fran\xe7oise M\xfcller".encode("latin-1"), latin1)
+    self.assertIn(b"\nimport contrib_mixed_precision\n", latin1)
+
   @parameterized.parameters(
-      ("train_attr.py:11: ADDED `import contrib_mixed_precision`",),
-      ("train_attr.py:25: CHANGED "
+      # Per file: what changed, at input-file lines.
+      ("train_attr.py\n  25: "
        "`tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager` -> "
-       "`contrib_mixed_precision.ExponentialUpdateLossScaleManager`",),
-      ("train_attr.py:28: CHANGED `tf.contrib.mixed_precision."
-       "LossScaleOptimizer` -> `contrib_mixed_precision.LossScaleOptimizer`",),
-      ("train_attr.py:20: WARNING: `tensorflow.contrib.layers` is not "
-       "converted",),
-      ("models/from_import.py:7: CHANGED `from tensorflow.contrib."
-       "mixed_precision import (",),
-      ("-> `from contrib_mixed_precision import (",),
-      ("models/from_contrib.py:7: CHANGED `from tensorflow.contrib import "
+       "`contrib_mixed_precision.ExponentialUpdateLossScaleManager`\n",),
+      ("  28: `tf.contrib.mixed_precision.LossScaleOptimizer` -> "
+       "`contrib_mixed_precision.LossScaleOptimizer`\n"
+       "  output line 11: added `import contrib_mixed_precision`\n"
+       "  still uses other tf.contrib modules (not converted): layers x1 "
+       "(line 20)\n",),
+      ("models/from_contrib.py\n  7: `from tensorflow.contrib import "
        "mixed_precision` -> `import contrib_mixed_precision as "
-       "mixed_precision`",),
-      ("models/import_as.py:5: CHANGED `import tensorflow.contrib."
+       "mixed_precision`\n",),
+      ("models/import_as.py\n  5: `import tensorflow.contrib."
        "mixed_precision as mp_lib` -> `import contrib_mixed_precision as "
-       "mp_lib`",),
-      ("models/module_paths.py:7: CHANGED `from tensorflow.contrib."
-       "mixed_precision.python import loss_scale_manager as lsm_lib` -> "
-       "`from contrib_mixed_precision import loss_scale_manager as "
-       "lsm_lib`",),
-      ("models/module_paths.py:8: CHANGED `import tensorflow.contrib."
-       "mixed_precision.python.loss_scale_optimizer` -> `import "
-       "contrib_mixed_precision.loss_scale_optimizer`",),
-      ("models/module_paths.py:9: CHANGED `from tensorflow.contrib."
-       "mixed_precision.python.loss_scale_optimizer import \\ "
-       "LossScaleOptimizer` -> `from contrib_mixed_precision."
-       "loss_scale_optimizer import \\ LossScaleOptimizer`",),
-      ("models/module_paths.py:22: CHANGED `tensorflow.contrib."
-       "mixed_precision.python.loss_scale_optimizer` -> "
-       "`contrib_mixed_precision.loss_scale_optimizer`",),
-      ("models/compat_attr.py:12: CHANGED `tf.compat.v1.contrib."
-       "mixed_precision` -> `contrib_mixed_precision`",),
-      ("models/compat_attr.py:16: CHANGED `tf.compat.v1.contrib."
-       "mixed_precision.LossScaleOptimizer` -> "
-       "`contrib_mixed_precision.LossScaleOptimizer`",),
-      ("models/compat_attr.py:7: ADDED `import contrib_mixed_precision`",),
-      ("legacy/other_contrib.py:4: WARNING: `tensorflow.contrib.slim` is not "
-       "converted",),
-      ("legacy/other_contrib.py:9: WARNING: `tensorflow.contrib.layers` is "
-       "not converted",),
-      ("legacy/py2_train.py: ERROR: could not parse",),
-      ("legacy/py2_train.py: WARNING: it mentions "
-       "`tf.contrib.mixed_precision`, which was NOT converted",),
-      ("Python files processed: 11\nPython files changed: 6\n"
-       "Python files that could not be parsed (copied unchanged): 1\n"
-       "Other files copied: 2\n",),
+       "mp_lib`\n",),
+      ("  22: `tensorflow.contrib.mixed_precision.python."
+       "loss_scale_optimizer` -> `contrib_mixed_precision."
+       "loss_scale_optimizer`\n",),
+      ("models/compat_attr.py\n  12: `tf.compat.v1.contrib.mixed_precision` "
+       "-> `contrib_mixed_precision`\n",),
+      ("models/function_local.py\n  20: `from tensorflow.contrib import "
+       "mixed_precision as contrib_mixed_precision` -> `import "
+       "contrib_mixed_precision`\n  27: `tf.contrib.mixed_precision."
+       "LossScaleOptimizer` -> `contrib_mixed_precision.LossScaleOptimizer`"
+       "\n  output line 12: added `import contrib_mixed_precision`\n",),
+      ("models/core_paths.py\n  11: `from tensorflow_core.contrib."
+       "mixed_precision.python.loss_scale_manager import "
+       "ExponentialUpdateLossScaleManager` -> `from contrib_mixed_precision."
+       "loss_scale_manager import ExponentialUpdateLossScaleManager`\n",),
+      ("models/contrib_object.py\n  11: `from tensorflow import contrib` -> "
+       "`(removed)`\n  12: `import tensorflow.contrib as tfc` -> "
+       "`(removed)`\n  18: `contrib_lib = tf.contrib` -> `(removed)`\n",),
+      ("  25: `getattr(tf.contrib, \"mixed_precision\")` -> "
+       "`contrib_mixed_precision`\n",),
+      # Other contrib uses through a `tf.contrib` object: line numbers.
+      ("  8: WARNING: `contrib` is bound to `tf.contrib` here and is still "
+       "used for `layers` (line 12).",),
+      # Guards: file, line and why.
+      ("  17: WARNING: this is in a `try` block (line 16) with an `except "
+       "ImportError` fallback (line 19): on TensorFlow 2 the rewritten code "
+       "now succeeds, so the fallback no longer runs.",),
+      ("  24: WARNING: this is in the body of the TF-version check "
+       "`int(tf.__version__.split(\".\")[0]) < 2` (line 23)",),
+      ("  38: WARNING: this is in `make_tf1_manager()`, which runs "
+       "`err_if_tf2(\"make_tf1_manager needs TensorFlow 1\")` at line 37 "
+       "first: on TensorFlow 2 that check stops the function before the "
+       "rewritten code runs.",),
+      ("models/layers_train.py\n",),
+      ("  uses tf.layers x1 (line 21): on TensorFlow 2.16 and later "
+       "`tf.compat.v1.layers` needs tf-keras (pip install "
+       "'contrib_mixed_precision[legacy-keras]') and TF_USE_LEGACY_KERAS=1 "
+       "set before TensorFlow is imported\n",),
+      ("legacy/not_utf8.py: NOT CONVERTED: invalid UTF-8 at line 6 (byte "
+       "0xe9); copied unchanged. It mentions `tf.contrib.mixed_precision`, "
+       "which was NOT converted",),
+      ("legacy/py2_train.py: NOT CONVERTED: it does not parse as Python 3 "
+       "(syntax error at line 6; it looks like Python 2: port it to Python "
+       "3)",),
+      ("legacy/other_contrib.py: layers x1 (line 9); slim x1 (line 4)\n",),
+      ("Total\n",),
+      ("Python files: 21 read, 15 converted, 2 not parsed; other files and "
+       "links: 2; skipped: 0.\nWarnings to review: 4 in 2 files.\n"
+       "Other tf.contrib modules still used: layers (3 uses in 3 files), "
+       "slim (1 use in 1 file).\nLeft to do by hand:\n",),
+      ("  - run TensorFlow's tf_upgrade_v2 over the output (or pass "
+       "--tf_upgrade_v2) for the rest of the TF1 API.\n",),
   )
-  def test_report_names_each_case(self, line):
-    self.assertIn(line, self.report_text)
+  def test_report_names_each_case(self, text):
+    self.assertIn(text, self.report_text)
+
+  def test_report_ends_with_the_total(self):
+    self.assertLess(self.report_text.index("\nTotal\n"),
+                    self.report_text.index("Left to do by hand:"))
+    self.assertTrue(self.report_text.rstrip().splitlines()[-1].startswith(
+        "  - "))
 
   def test_report_leaves_out_files_without_findings(self):
-    self.assertNotIn("no_api.py", self.report_text)
-    self.assertNotIn("common.py", self.report_text)
+    for name in ("no_api.py", "common.py", "models/__init__.py"):
+      self.assertNotIn(name, self.report_text)
 
   def test_second_pass_changes_nothing(self):
     second = os.path.join(self.tmp, "second")
@@ -190,11 +290,13 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(status, 0, err)
     self.assertEqual(_files(self.outtree), _files(second))
     with open(report, encoding="utf-8") as f:
-      self.assertIn("Python files changed: 0\n", f.read())
+      self.assertNotIn("Converted (", f.read())
 
   def test_single_file_mode_matches_tree_mode(self):
-    for path in CHANGED + ("legacy/no_api.py", "legacy/py2_train.py"):
-      outfile = os.path.join(self.tmp, "single", path)
+    single = os.path.join(self.tmp, "single")
+    for path in CHANGED + ("legacy/no_api.py", "legacy/py2_train.py",
+                           "legacy/not_utf8.py"):
+      outfile = os.path.join(single, path)
       status, _, err = _main("--infile", os.path.join(FIXTURE, path),
                              "--outfile", outfile, "--reportfile",
                              os.path.join(self.tmp, "single.txt"))
@@ -203,12 +305,9 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
           os.path.join(self.outtree, path), "rb") as g:
         self.assertEqual(f.read(), g.read(), path)
 
-  @parameterized.parameters(*util.PROGRAMS)
-  def test_converted_program_trains_to_expected_numbers(
-      self, path, steps, bad_steps, manager):
-    program = util.Program(path, steps, bad_steps, manager)
-    values = util.last_json(
-        util.run_python([os.path.join(self.outtree, path)], cwd=self.tmp))
+  def _check_trains(self, path, program, env=None, extra=None):
+    values = util.last_json(util.run_python(
+        [os.path.join(self.outtree, path)], cwd=self.tmp, env=env))
     expected = util.expected_values(program)
     self.assertEqual(values["scale"], expected["scale"])
     for key in ("loss", "w", "b"):
@@ -220,6 +319,22 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     for key in ("loss", "w", "b"):
       self.assertAllClose(values[key], plain[key], rtol=1e-6, atol=1e-7,
                           msg=key)
+    for key, value in (extra or {}).items():
+      self.assertEqual(values[key], value, key)
+
+  @parameterized.parameters(*util.PROGRAMS)
+  def test_converted_program_trains_to_expected_numbers(
+      self, path, steps, bad_steps, manager):
+    self._check_trains(path, util.Program(path, steps, bad_steps, manager))
+
+  @parameterized.parameters(*util.UPGRADE_PROGRAMS)
+  def test_converted_pattern_program_runs_on_tf2(
+      self, path, steps, bad_steps, manager, extra, legacy_keras):
+    # Each of these failed on TF 2 after the old rewrite (NameError,
+    # ImportError, extra star-imported names) or needs legacy Keras.
+    env = util.legacy_keras_env() if legacy_keras else None
+    self._check_trains(path, util.Program(path, steps, bad_steps, manager),
+                       env=env, extra=extra)
 
 
 class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
@@ -244,8 +359,10 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("-from tensorflow.contrib import mixed_precision\n", out)
     self.assertIn("+import contrib_mixed_precision as mixed_precision\n", out)
     self.assertNotIn("no_api.py", out)
-    self.assertIn("Python files changed: 6", out)
-    self.assertIn("nothing was written", out)
+    self.assertIn("Converted (tf.contrib.mixed_precision -> "
+                  "contrib_mixed_precision): 15 files", out)
+    self.assertIn("Dry run: 15 file(s) would change; nothing was written.",
+                  out)
 
   def test_dry_run_with_an_outtree_does_not_create_it(self):
     outtree = os.path.join(self.tmp, "out")
@@ -261,13 +378,16 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
               for p in UNTOUCHED}
     status, out, err = _main("--intree", self.tree, "--inplace")
     self.assertEqual(status, 0, err)
-    self.assertIn("changed 6 file(s)", out)
+    self.assertIn("changed 15 file(s)", out)
     self.assertEqual(_files(self.tree), _files(expected))
     for path in UNTOUCHED:
       # Not even rewritten with the same bytes.
       self.assertEqual(os.stat(os.path.join(self.tree, path)).st_mtime_ns,
                        mtimes[path], path)
     self.assertTrue(os.path.isfile(os.path.join(self.tmp, "report.txt")))
+    # No temporary file is left beside the rewritten ones.
+    leftovers = [p for p in _files(self.tree) if "contrib-mp-upgrade" in p]
+    self.assertEqual(leftovers, [])
 
   def test_inplace_single_file(self):
     path = os.path.join(self.tree, "models", "import_as.py")
@@ -284,6 +404,13 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     written = _files(outtree)
     self.assertNotIn("data/config.json", written)
     self.assertIn("legacy/no_api.py", written)
+
+  def test_report_inside_the_outtree_is_written_with_it(self):
+    outtree = os.path.join(self.tmp, "out")
+    status, _, err = _main("--intree", self.tree, "--outtree", outtree,
+                           "--reportfile", os.path.join(outtree, "r.txt"))
+    self.assertEqual(status, 0, err)
+    self.assertIn("Total\n", _files(outtree)["r.txt"].decode())
 
   @parameterized.named_parameters(
       ("missing_infile", ["--infile", "nope.py", "--outfile", "o.py"],
@@ -328,30 +455,67 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(cm.exception.code, 2)
 
   def test_command_line_entry_points(self):
-    for argv in (["-m", "contrib_mixed_precision.upgrade", "--help"],
-                 [os.path.join(os.path.dirname(util.FIXTURE_DIR), "..", "..",
-                               "scripts", "contrib_mp_upgrade.py"),
-                  "--help"]):
-      if not os.path.exists(argv[0]) and argv[0] != "-m":
-        continue  # The scripts/ folder is not in every test layout.
+    script = os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py")
+    argvs = [["-m", "contrib_mp_upgrade", "--help"]]
+    if os.path.exists(script):  # The scripts/ folder is in source layouts.
+      argvs.append([script, "--help"])
+    for argv in argvs:
       proc = util.run_python(argv, cwd=self.tmp)
       self.assertEqual(proc.returncode, 0, proc.stderr)
       self.assertIn("usage: contrib-mp-upgrade", proc.stdout)
       for flag in ("--infile", "--outfile", "--intree", "--outtree",
                    "--reportfile", "--copyotherfiles", "--inplace",
-                   "--dry_run"):
+                   "--dry_run", "--tf_upgrade_v2"):
         self.assertIn(flag, proc.stdout)
 
   def test_module_run_converts_a_file(self):
     outfile = os.path.join(self.tmp, "o.py")
     proc = util.run_python(
-        ["-m", "contrib_mixed_precision.upgrade", "--infile",
+        ["-m", "contrib_mp_upgrade", "--infile",
          os.path.join(self.tree, "models", "from_contrib.py"), "--outfile",
          outfile], cwd=self.tmp)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     with open(outfile, encoding="utf-8") as f:
       self.assertIn("import contrib_mixed_precision as mixed_precision",
                     f.read())
+
+
+class LargeTreeReportTest(tf.test.TestCase):
+  """On a large tree the mixed-precision lines stay on top, not buried."""
+
+  def test_report_is_one_line_per_other_contrib_file(self):
+    tmp = _tempdir(self)
+    tree = os.path.join(tmp, "zoo")
+    files, uses, mp_every = 150, 8, 30
+    proc = subprocess.run(
+        [sys.executable, os.path.join(_REPO, "scripts", "make_legacy_tree.py"),
+         "--out", tree, "--files", str(files), "--uses", str(uses),
+         "--mp_every", str(mp_every)],
+        capture_output=True, text=True, timeout=120, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    report = os.path.join(tmp, "report.txt")
+    status, _, err = _main("--intree", tree, "--outtree",
+                           os.path.join(tmp, "out"), "--reportfile", report)
+    self.assertEqual(status, 0, err)
+    with open(report, encoding="utf-8") as f:
+      lines = f.read().splitlines()
+    mp_files = files // mp_every
+    # Each converted file: name, 2 changes, 1 added import, 1 contrib line.
+    converted = lines.index("Converted (tf.contrib.mixed_precision -> "
+                            "contrib_mixed_precision): {} files".format(
+                                mp_files))
+    self.assertLess(converted, 10)
+    block = lines[converted + 2:converted + 2 + 5 * mp_files]
+    self.assertLen([l for l in block if "-> `contrib_mixed_precision." in l],
+                   2 * mp_files)
+    # Every other file is one line, however many uses it has (the old
+    # report had one line per use: `files * uses` lines).
+    self.assertLess(len(lines), files + 50)
+    self.assertIn("model_000/layer_001.py: framework x1 (line 12); layers x3 "
+                  "(lines 7, 13, 14); opt x1 (line 9); slim x1 (line 3); "
+                  "tpu x1 (line 11); training x1 (line 10)", lines)
+    self.assertIn("Python files: 150 read, 5 converted, 0 not parsed; other "
+                  "files and links: 0; skipped: 0.", lines)
 
 
 class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
@@ -374,9 +538,6 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "from tensorflow.contrib import layers, mixed_precision as mp  # c\n",
        "from tensorflow.contrib import layers  # c\n"
        "import contrib_mixed_precision as mp\n"),
-      ("star",
-       "from tensorflow.contrib.mixed_precision import *\n",
-       "from contrib_mixed_precision import *\n"),
       ("compat_from_contrib",
        "from tensorflow.compat.v1.contrib import mixed_precision\n",
        "import contrib_mixed_precision as mixed_precision\n"),
@@ -402,12 +563,160 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "def f():\n"
        "  import tensorflow as tf\n"
        "  return contrib_mixed_precision.LossScaleOptimizer\n"),
+      # Item 1: a name bound in one function does not serve another.
+      ("function_local_alias_serves_only_its_function",
+       "import tensorflow as tf\n"
+       "def f():\n"
+       "  from tensorflow.contrib import mixed_precision as "
+       "contrib_mixed_precision\n"
+       "  return contrib_mixed_precision.LossScaleOptimizer\n"
+       "def g():\n"
+       "  return tf.contrib.mixed_precision.LossScaleManager\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision\n"
+       "def f():\n"
+       "  import contrib_mixed_precision\n"
+       "  return contrib_mixed_precision.LossScaleOptimizer\n"
+       "def g():\n"
+       "  return contrib_mixed_precision.LossScaleManager\n"),
+      ("tf_bound_differently_per_function",
+       "import numpy as tf\n"
+       "def f():\n"
+       "  import tensorflow as tf\n"
+       "  return tf.contrib.mixed_precision.LossScaleManager\n"
+       "def g():\n"
+       "  return tf.contrib.mixed_precision\n",
+       "import contrib_mixed_precision\n"
+       "import numpy as tf\n"
+       "def f():\n"
+       "  import tensorflow as tf\n"
+       "  return contrib_mixed_precision.LossScaleManager\n"
+       "def g():\n"
+       "  return tf.contrib.mixed_precision\n"),
+      ("local_name_taken_uses_an_alias",
+       "import tensorflow as tf\n"
+       "def f(contrib_mixed_precision):\n"
+       "  return tf.contrib.mixed_precision.LossScaleManager\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision as contrib_mixed_precision_lib\n"
+       "def f(contrib_mixed_precision):\n"
+       "  return contrib_mixed_precision_lib.LossScaleManager\n"),
+      ("local_import_after_use_uses_an_alias",
+       "import tensorflow as tf\n"
+       "def f():\n"
+       "  m = tf.contrib.mixed_precision.LossScaleManager\n"
+       "  from tensorflow.contrib import mixed_precision as "
+       "contrib_mixed_precision\n"
+       "  return m, contrib_mixed_precision\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision as contrib_mixed_precision_lib\n"
+       "def f():\n"
+       "  m = contrib_mixed_precision_lib.LossScaleManager\n"
+       "  import contrib_mixed_precision\n"
+       "  return m, contrib_mixed_precision\n"),
+      # Item 2: TF 1.15's real package, every form.
+      ("core_from_module",
+       "from tensorflow_core.contrib.mixed_precision.python."
+       "loss_scale_manager import ExponentialUpdateLossScaleManager\n",
+       "from contrib_mixed_precision.loss_scale_manager import "
+       "ExponentialUpdateLossScaleManager\n"),
+      ("core_from_package",
+       "from tensorflow_core.contrib.mixed_precision import "
+       "LossScaleOptimizer\n",
+       "from contrib_mixed_precision import LossScaleOptimizer\n"),
+      ("core_from_contrib",
+       "from tensorflow_core.contrib import mixed_precision as mp\n",
+       "import contrib_mixed_precision as mp\n"),
+      ("core_import_as",
+       "import tensorflow_core.contrib.mixed_precision.python."
+       "loss_scale_optimizer as lso\n",
+       "import contrib_mixed_precision.loss_scale_optimizer as lso\n"),
+      ("core_compat_attribute",
+       "import tensorflow_core as tf\n"
+       "x = tf.compat.v1.contrib.mixed_precision.LossScaleManager\n",
+       "import tensorflow_core as tf\n"
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
+      ("core_unaliased_import",
+       "import tensorflow_core.contrib.mixed_precision\n"
+       "x = tensorflow_core.contrib.mixed_precision.LossScaleManager\n",
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
+      # Item 3: `tf.contrib` as an object.
+      ("from_tensorflow_import_contrib",
+       "import tensorflow as tf\nfrom tensorflow import contrib\n"
+       "x = contrib.mixed_precision.LossScaleManager\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
+      ("import_contrib_as",
+       "import tensorflow.contrib as tfc  # old\n"
+       "x = tfc.mixed_precision.LossScaleManager\n",
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
+      ("contrib_assigned",
+       "import tensorflow as tf\n"
+       "def f():\n"
+       "  contrib = tf.contrib\n"
+       "  return contrib.mixed_precision.LossScaleManager\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision\n"
+       "def f():\n"
+       "  return contrib_mixed_precision.LossScaleManager\n"),
+      ("only_statement_of_a_block_becomes_pass",
+       "import tensorflow as tf\n"
+       "if True:\n"
+       "  contrib = tf.contrib\n"
+       "x = contrib.mixed_precision\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision\n"
+       "if True:\n"
+       "  pass\n"
+       "x = contrib_mixed_precision\n"),
+      ("getattr_mixed_precision",
+       "import tensorflow as tf\n"
+       "mp = getattr(tf.contrib, 'mixed_precision')\n"
+       "o = getattr(getattr(tf, 'contrib'), 'mixed_precision')."
+       "LossScaleOptimizer\n",
+       "import tensorflow as tf\n"
+       "import contrib_mixed_precision\n"
+       "mp = contrib_mixed_precision\n"
+       "o = contrib_mixed_precision.LossScaleOptimizer\n"),
+      ("import_tensorflow_contrib_binds_tensorflow",
+       "import tensorflow.contrib\n"
+       "x = tensorflow.contrib.mixed_precision.LossScaleManager\n"
+       "y = tensorflow.zeros\n",
+       "import tensorflow\n"
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"
+       "y = tensorflow.zeros\n"),
+      # Item 5: star imports bring TF 1.15's names only.
+      ("star",
+       "from tensorflow.contrib.mixed_precision import *\n",
+       "from contrib_mixed_precision import (\n"
+       "    ExponentialUpdateLossScaleManager,\n"
+       "    FixedLossScaleManager,\n"
+       "    LossScaleManager,\n"
+       "    LossScaleOptimizer)\n"),
+      ("star_manager_module",
+       "from tensorflow.contrib.mixed_precision.python.loss_scale_manager "
+       "import *\n",
+       "from contrib_mixed_precision.loss_scale_manager import (\n"
+       "    ExponentialUpdateLossScaleManager,\n"
+       "    FixedLossScaleManager,\n"
+       "    LossScaleManager)\n"),
+      ("star_optimizer_module",
+       "from tensorflow_core.contrib.mixed_precision.python."
+       "loss_scale_optimizer import *\n",
+       "from contrib_mixed_precision.loss_scale_optimizer import "
+       "LossScaleOptimizer\n"),
   )
   def test_rewrite(self, source, expected):
-    result = upgrade.upgrade_source(source.encode())
+    result = _upgrade(source)
     self.assertIsNone(result.error)
     self.assertEqual(result.new_source.decode(), expected)
-    self.assertFalse(upgrade.upgrade_source(result.new_source).changed)
+    self.assertFalse(rewrite.upgrade_source(result.new_source).changed)
+    compile(result.new_source, "<rewritten>", "exec")
 
   @parameterized.named_parameters(
       ("name_bound_to_the_api_is_left",
@@ -419,18 +728,127 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "s = 'tf.contrib.mixed_precision'\n"),
       ("other_contrib_only",
        "import tensorflow as tf\nx = tf.contrib.opt.LazyAdamOptimizer\n"),
+      ("contrib_object_for_others_only",
+       "from tensorflow import contrib\nx = contrib.layers.flatten\n"),
+      ("own_mixed_precision_module",
+       "from . import mixed_precision\nimport mixed_precision as mp\n"
+       "x = mixed_precision.AutomaticLossScaler\n"),
   )
   def test_no_rewrite(self, source):
-    result = upgrade.upgrade_source(source.encode())
+    result = _upgrade(source)
     self.assertFalse(result.changed)
     self.assertEqual(result.new_source, source.encode())
+
+  @parameterized.named_parameters(
+      ("try_import_error",
+       "try:\n"
+       "  from tensorflow.contrib.mixed_precision import LossScaleOptimizer\n"
+       "except ImportError:\n"
+       "  LossScaleOptimizer = None\n",
+       2, "in a `try` block (line 1) with an `except ImportError` fallback "
+       "(line 3)"),
+      ("in_the_fallback",
+       "try:\n"
+       "  import fancy_amp as amp\n"
+       "except (ImportError, AttributeError):\n"
+       "  import tensorflow.contrib.mixed_precision as amp\n",
+       4, "in the `except (ImportError, AttributeError)` fallback (line 3)"),
+      ("loose_version",
+       "from distutils.version import LooseVersion\n"
+       "import tensorflow as tf\n"
+       "if LooseVersion(tf.__version__) < LooseVersion('2.0'):\n"
+       "  m = tf.contrib.mixed_precision\n",
+       4, "in the body of the TF-version check `LooseVersion(tf.__version__)"
+       " < LooseVersion('2.0')` (line 3)"),
+      ("is_tf2_else",
+       "import tensorflow as tf\nis_tf2 = tf.__version__.startswith('2')\n"
+       "if is_tf2:\n  m = None\nelse:\n"
+       "  m = tf.contrib.mixed_precision.LossScaleManager\n",
+       6, "in the `else` branch of the TF-version check `is_tf2` (line 3)"),
+      ("err_if_tf2_function",
+       "import tensorflow as tf\n"
+       "def f():\n"
+       "  contrib_util.err_if_tf2(msg='TF1 only')\n"
+       "  return tf.contrib.mixed_precision.LossScaleManager\n",
+       4, "in `f()`, which runs `contrib_util.err_if_tf2(msg='TF1 only')` at "
+       "line 3 first"),
+      ("raise_if_is_tf2_function",
+       "import tensorflow as tf\n"
+       "def f(hparams):\n"
+       "  if hparams.is_tf2:\n"
+       "    raise ValueError('no')\n"
+       "  from tensorflow.contrib import mixed_precision\n"
+       "  return mixed_precision\n",
+       5, "which runs `if hparams.is_tf2: raise ...` at line 3 first"),
+  )
+  def test_guarded_rewrite_is_made_and_warned(self, source, line, why):
+    result = _upgrade(source)
+    self.assertTrue(result.changed)
+    self.assertNotIn(b"contrib.mixed_precision", result.new_source)
+    self.assertLen(result.warnings, 1, result.warnings)
+    self.assertEqual(result.warnings[0][0], line)
+    self.assertIn(why, result.warnings[0][1])
+
+  def test_unguarded_rewrites_are_not_warned(self):
+    result = _upgrade(
+        "import tensorflow as tf\n"
+        "try:\n  import horovod\nexcept ImportError:\n  horovod = None\n"
+        "if tf.executing_eagerly():\n"
+        "  m = tf.contrib.mixed_precision.LossScaleManager\n"
+        "def f():\n"
+        "  return tf.contrib.mixed_precision.LossScaleOptimizer\n")
+    self.assertLen(result.changes, 2)
+    self.assertEqual(result.warnings, [])
+
+  def test_other_contrib_uses_are_counted_with_lines(self):
+    result = _upgrade(
+        "import tensorflow as tf\n"
+        "from tensorflow.contrib import slim\n"
+        "import tensorflow.contrib.layers as layers\n"
+        "a = tf.contrib.layers.flatten\n"
+        "b = tf.contrib.layers.dense\n"
+        "c = tf.compat.v1.contrib.opt.LazyAdamOptimizer\n"
+        "d = tf.contrib.mixed_precision.LossScaleManager\n")
+    self.assertEqual(result.other_contrib,
+                     {"slim": [2], "layers": [3, 4, 5], "opt": [6]})
+    self.assertEqual(result.warnings, [])
+
+  def test_contrib_object_still_used_for_others_is_reported(self):
+    result = _upgrade(
+        "import tensorflow.contrib as tfc\n"
+        "a = tfc.mixed_precision.LossScaleManager\n"
+        "b = tfc.layers.flatten\n"
+        "c = tfc.opt.LazyAdamOptimizer\n"
+        "d = tfc.layers.dense\n"
+        "e = helper(tfc)\n")
+    self.assertIn(b"import tensorflow.contrib as tfc\n", result.new_source)
+    self.assertIn(b"a = contrib_mixed_precision.LossScaleManager\n",
+                  result.new_source)
+    self.assertEqual(result.warnings, [(1, (
+        "`tfc` is bound to `tf.contrib` here and is still used for `layers` "
+        "(lines 3, 5); `opt` (line 4); `tfc` itself (line 6). Its "
+        "`mixed_precision` uses were rewritten, but this line fails on "
+        "TensorFlow 2 until those other uses are migrated too."))])
+
+  @parameterized.named_parameters(
+      ("attribute", "import tensorflow as tf\nx = tf.layers.dense\n", [2]),
+      ("compat", "import tensorflow as tf\n\ny = tf.compat.v1.layers.conv2d\n",
+       [3]),
+      ("compat_alias", "import tensorflow.compat.v1 as tf\nz = tf.layers\n",
+       [2]),
+      ("from_import", "from tensorflow.compat.v1 import layers\n", [1]),
+      ("keras_is_not_legacy",
+       "import tensorflow as tf\nx = tf.keras.layers.Dense\n", []),
+  )
+  def test_legacy_layers_are_flagged(self, source, lines):
+    self.assertEqual(_upgrade(source).legacy_layers, lines)
 
   def test_keeps_crlf_and_encoding(self):
     source = ("# -*- coding: latin-1 -*-\r\nimport tensorflow as tf\r\n"
               "s = 'caf\xe9'\r\n"
               "m = tf.contrib.mixed_precision.FixedLossScaleManager(2)\r\n"
               ).encode("latin-1")
-    result = upgrade.upgrade_source(source)
+    result = rewrite.upgrade_source(source)
     self.assertEqual(
         result.new_source,
         ("# -*- coding: latin-1 -*-\r\nimport tensorflow as tf\r\n"
@@ -438,13 +856,33 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
          "m = contrib_mixed_precision.FixedLossScaleManager(2)\r\n"
          ).encode("latin-1"))
 
-  def test_unparsable_source_is_returned_unchanged(self):
-    source = b"import tensorflow as tf\nprint 'x'\n"
-    result = upgrade.upgrade_source(source)
-    self.assertIsNotNone(result.error)
+  def test_crlf_star_import_keeps_crlf(self):
+    result = rewrite.upgrade_source(
+        b"from tensorflow.contrib.mixed_precision import *  # all\r\n"
+        b"x = 1\r\n")
+    self.assertEqual(result.new_source.count(b"\n"),
+                     result.new_source.count(b"\r\n"))
+    self.assertIn(b"    LossScaleOptimizer)  # all\r\nx = 1\r\n",
+                  result.new_source)
+
+  @parameterized.named_parameters(
+      ("utf8", b"import tensorflow as tf\n\nx = '\xff'\n",
+       "invalid UTF-8 at line 3 (byte 0xff)"),
+      ("declared_encoding",
+       b"# coding: ascii\nx = 1\ny = '\xc3\xa9'\n",
+       "invalid ascii at line 3 (byte 0xc3)"),
+      ("python2", b"import tensorflow as tf\nprint 'x'\n",
+       "it does not parse as Python 3 (syntax error at line 2; it looks like "
+       "Python 2: port it to Python 3)"),
+      ("python3_syntax_error", b"def f(:\n  pass\n",
+       "it does not parse as Python 3 (syntax error at line 1)"),
+  )
+  def test_unreadable_source_is_returned_unchanged(self, source, error):
+    result = rewrite.upgrade_source(source)
+    self.assertEqual(result.error, error)
     self.assertEqual(result.new_source, source)
     self.assertFalse(result.changed)
-    self.assertEqual(result.warnings, [])  # It does not mention the API.
+    self.assertFalse(result.mentions_api)
 
   def test_fixture_util_mirrors_common_py(self):
     with open(os.path.join(FIXTURE, "common.py"), encoding="utf-8") as f:

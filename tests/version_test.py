@@ -120,6 +120,12 @@ class VersionTest(parameterized.TestCase):
     self.assertEqual(kwargs["extras_require"][extra],
                      [extra + self.version["TF_REQUIREMENT_RANGE"]])
 
+  def test_setup_py_legacy_keras_extra_pins_supported_range(self):
+    # tf-keras is versioned with TensorFlow: 2.N needs TensorFlow 2.N.
+    kwargs = _setup_kwargs()
+    self.assertEqual(kwargs["extras_require"]["legacy-keras"],
+                     ["tf-keras" + self.version["TF_REQUIREMENT_RANGE"]])
+
   def test_setup_py_does_not_require_tensorflow(self):
     kwargs = _setup_kwargs()
     for requirement in kwargs["install_requires"]:
@@ -142,13 +148,15 @@ class VersionTest(parameterized.TestCase):
     self.assertEqual(kwargs["name"], _DIST_NAME)
     self.assertEqual(kwargs["version"], self.version["__version__"])
     self.assertEqual(kwargs["python_requires"], ">=3.9")
-    # Every package directory of the tree, and nothing else (no tests/).
+    # Every package directory of the tree, and nothing else (no tests/):
+    # the runtime package and the TF-free upgrade command's package.
     packages = sorted(
         os.path.relpath(d, _REPO).replace(os.sep, ".")
-        for d, _, files in os.walk(os.path.join(_REPO, _DIST_NAME))
+        for top in (_DIST_NAME, "contrib_mp_upgrade")
+        for d, _, files in os.walk(os.path.join(_REPO, top))
         if "__init__.py" in files)
     self.assertEqual(sorted(kwargs["packages"]), packages)
-    self.assertIn("contrib-mp-upgrade=contrib_mixed_precision.upgrade:main",
+    self.assertIn("contrib-mp-upgrade=contrib_mp_upgrade.cli:main",
                   kwargs["entry_points"]["console_scripts"])
     self.assertEqual(kwargs["long_description"], _read("README.md"))
 

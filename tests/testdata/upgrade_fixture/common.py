@@ -27,17 +27,22 @@ def build():
   return x, y, loss
 
 
-def train(x, y, loss, train_op, steps, bad_steps=(), loss_scale=None):
-  """Runs `train_op` `steps` times and prints the result as JSON."""
+def train(x, y, loss, train_op, steps, bad_steps=(), loss_scale=None,
+          weights=("w:0", "b:0"), extra=None):
+  """Runs `train_op` `steps` times and prints the result as JSON.
+
+  `weights` names the kernel and bias tensors; `extra` adds JSON fields.
+  """
   with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
     for step in range(steps):
       xs = np.full_like(X, np.nan) if step in bad_steps else X
       sess.run(train_op, {x: xs, y: Y})
     values = {"loss": float(sess.run(loss, {x: X, y: Y}))}
-    w, b = sess.run(["w:0", "b:0"])
+    w, b = sess.run(list(weights))
     values["w"] = float(w[0][0])
     values["b"] = float(b[0])
     if loss_scale is not None:
       values["scale"] = float(sess.run(loss_scale))
+  values.update(extra or {})
   print(json.dumps(values, sort_keys=True))

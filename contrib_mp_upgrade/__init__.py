@@ -1,0 +1,63 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""`contrib-mp-upgrade`: rewrites `tf.contrib.mixed_precision` in source trees.
+
+`tf_upgrade_v2` marks every `tf.contrib.mixed_precision` use as "cannot be
+converted". This package converts them to `contrib_mixed_precision`, and is
+the code behind the `contrib-mp-upgrade` command (also `python -m
+contrib_mp_upgrade`).
+
+It is a package of its own, in the same distribution as
+`contrib_mixed_precision`, because it runs where the legacy code lives:
+often a machine with TensorFlow 1.15, or with no TensorFlow at all.
+Importing anything under `contrib_mixed_precision` imports TensorFlow 2;
+this package needs only the standard library and libcst, and never imports
+either TensorFlow or `contrib_mixed_precision` (tests/upgrade_standalone_test
+runs it in a virtualenv that has neither).
+
+It rewrites every way TF 1.15 code reached the API, in every scope:
+
+* `tf.contrib.mixed_precision.X`, whatever name `tensorflow` (or
+  `tensorflow.compat.v1`, or TF 1.15's real package `tensorflow_core`) was
+  bound to, `getattr(tf.contrib, "mixed_precision")`, and uses through a
+  name bound to `tf.contrib` itself;
+* `from tensorflow.contrib.mixed_precision import X, Y` (a star import
+  becomes TF 1.15's four names);
+* `from tensorflow.contrib import mixed_precision [as m]`;
+* `import tensorflow.contrib.mixed_precision as m`;
+* the module paths `...mixed_precision.python.loss_scale_manager` and
+  `.loss_scale_optimizer`.
+
+Files that do not use the API are copied byte for byte. The report says what
+changed in each file, which other `tf.contrib` modules it still uses, which
+rewrites sit under version checks or import fallbacks, and what is left to
+do by hand.
+"""
+
+from contrib_mp_upgrade.cli import main
+from contrib_mp_upgrade.cli import Outcome
+from contrib_mp_upgrade.cli import run
+from contrib_mp_upgrade.rewrite import FileResult
+from contrib_mp_upgrade.rewrite import upgrade_source
+from contrib_mp_upgrade.tree import UpgradeError
+
+__all__ = [
+    "FileResult",
+    "Outcome",
+    "UpgradeError",
+    "main",
+    "run",
+    "upgrade_source",
+]

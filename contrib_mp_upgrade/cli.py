@@ -1,0 +1,315 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The `contrib-mp-upgrade` command: flags, checks, and one run.
+
+It takes the flags `tf_upgrade_v2` users know:
+
+```
+contrib-mp-upgrade --intree old/ --outtree new/ --reportfile report.txt
+contrib-mp-upgrade --intree old/ --outtree new/ --tf_upgrade_v2
+contrib-mp-upgrade --infile train.py --outfile train_tf2.py
+contrib-mp-upgrade --intree src/ --inplace
+contrib-mp-upgrade --intree src/ --dry_run      # prints a diff, writes nothing
+```
+"""
+
+import argparse
+import dataclasses
+import difflib
+import os
+import sys
+from typing import List, Optional, Sequence
+
+from contrib_mp_upgrade import report as report_lib
+from contrib_mp_upgrade import tf_upgrade_v2_pass
+from contrib_mp_upgrade import tree
+
+PROG = report_lib.PROG
+UpgradeError = tree.UpgradeError
+
+
+@dataclasses.dataclass
+class Outcome:
+  """What one run did.
+
+  Attributes:
+    plan: The `tree.Plan`: every file and what it became.
+    report: The report text (also written to `--reportfile` unless
+      `dry_run`).
+    diffs: One unified diff per changed Python file.
+    tf_summary: The `tf_upgrade_v2` pass's summary, or None.
+  """
+  plan: tree.Plan
+  report: str
+  diffs: List[str]
+  tf_summary: Optional[tf_upgrade_v2_pass.Summary] = None
+
+  @property
+  def changed(self) -> List[str]:
+    return [e.name for e in self.plan.python() if e.changed]
+
+
+def _diff(name: str, old: bytes, new: bytes) -> str:
+  old_lines = old.decode("utf-8", "replace").splitlines(keepends=True)
+  new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
+  return "".join(difflib.unified_diff(old_lines, new_lines, "a/" + name,
+                                      "b/" + name))
+
+
+def _inside(path: str, directory: str) -> bool:
+  path, directory = os.path.realpath(path), os.path.realpath(directory)
+  return os.path.commonpath([path, directory]) == directory
+
+
+def _check_out(out: Optional[str], flag: str, inplace: bool,
+               dry_run: bool) -> Optional[str]:
+  if inplace and out is not None:
+    raise UpgradeError(
+        "`--inplace` rewrites the input itself, so `{}` {!r} cannot be used "
+        "with it. Drop one of them.".format(flag, out))
+  if out is None and not (inplace or dry_run):
+    raise UpgradeError(
+        "Missing `{}`. Name where to write the result, or pass `--inplace` "
+        "to rewrite the input, or `--dry_run` to only see a diff.".format(
+            flag))
+  return out
+
+
+def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
+  """Raises `UpgradeError` for every flag combination that cannot work."""
+  if (infile is None) == (intree is None):
+    raise UpgradeError(
+        "Pass exactly one of `--infile` and `--intree`; received {}.".format(
+            "both" if infile else "neither"))
+  if infile is not None:
+    if outtree is not None:
+      raise UpgradeError(
+          "`--outtree` goes with `--intree`, not `--infile`. Use "
+          "`--outfile` to name the upgraded file.")
+    if not os.path.isfile(infile):
+      raise UpgradeError(
+          "`--infile` {!r} is not an existing file. Pass the path of the "
+          "Python file to upgrade.".format(infile))
+    _check_out(outfile, "--outfile", inplace, dry_run)
+    if (outfile is not None and os.path.exists(outfile) and
+        os.path.samefile(infile, outfile)):
+      raise UpgradeError(
+          "`--outfile` {!r} is `--infile` itself. Use `--inplace` to rewrite "
+          "a file in place.".format(outfile))
+    return
+  if outfile is not None:
+    raise UpgradeError(
+        "`--outfile` goes with `--infile`, not `--intree`. Use `--outtree` "
+        "to name the upgraded tree.")
+  if not os.path.isdir(intree):
+    raise UpgradeError(
+        "`--intree` {!r} is not an existing directory. Pass the root of the "
+        "source tree to upgrade.".format(intree))
+  _check_out(outtree, "--outtree", inplace, dry_run)
+  if outtree is not None:
+    if _inside(outtree, intree):
+      raise UpgradeError(
+          "`--outtree` {!r} is inside `--intree` {!r}. Choose a directory "
+          "outside the input tree, or use `--inplace`.".format(outtree,
+                                                              intree))
+    if os.path.lexists(outtree) and (not os.path.isdir(outtree) or
+                                     os.listdir(outtree)):
+      raise UpgradeError(
+          "`--outtree` {!r} already exists and is not an empty directory. "
+          "Choose a new directory; this command never overwrites "
+          "one.".format(outtree))
+
+
+def run(infile: Optional[str] = None, outfile: Optional[str] = None,
+        intree: Optional[str] = None, outtree: Optional[str] = None,
+        inplace: bool = False, copy_other_files: bool = True,
+        dry_run: bool = False, tf_upgrade_v2: bool = False,
+        reportfile: Optional[str] = "report.txt") -> Outcome:
+  """Upgrades a file or a tree and writes the report; the library form.
+
+  Everything is read and decided first; then the output and the report are
+  written all or nothing (see `contrib_mp_upgrade.tree`).
+
+  Args:
+    infile: A Python file to upgrade. Exactly one of `infile` and `intree`.
+    outfile: Where to write the upgraded `infile`.
+    intree: A directory to upgrade, recursively.
+    outtree: Where to write the upgraded tree; must not exist or be empty.
+    inplace: Rewrite `infile` or the files under `intree` themselves.
+    copy_other_files: In tree mode, also copy files that are not `*.py`.
+    dry_run: Write nothing; only compute the report and the diffs.
+    tf_upgrade_v2: Also run TensorFlow's `tf_upgrade_v2` console script
+      over the result, and fold its summary into the report.
+    reportfile: Where to write the report; None for nowhere.
+
+  Returns:
+    An `Outcome`.
+
+  Raises:
+    UpgradeError: The paths or flags cannot work, `tf_upgrade_v2` is
+      missing or failed, or the output could not be written. Nothing was
+      written in any of these cases.
+  """
+  _check_paths(infile, outfile, intree, outtree, inplace, dry_run)
+  command = None
+  if tf_upgrade_v2:
+    command = tf_upgrade_v2_pass.find_command()
+    if command is None:
+      raise UpgradeError(
+          "`--tf_upgrade_v2` needs TensorFlow's `tf_upgrade_v2` command, "
+          "which is neither on PATH nor beside {!r}. Install TensorFlow in "
+          "this environment (`pip install tensorflow`), or drop the flag "
+          "and run `tf_upgrade_v2` yourself afterwards.".format(
+              sys.executable))
+  if infile is not None:
+    plan = tree.scan_file(infile, infile)
+    source = infile
+    destination = "in place" if inplace else (outfile or "nothing (dry run)")
+  else:
+    plan = tree.scan_tree(intree, copy_other_files)
+    source = intree
+    destination = "in place" if inplace else (outtree or "nothing (dry run)")
+  tf_summary = None
+  if command is not None:
+    tf_summary = tf_upgrade_v2_pass.run(plan, command)
+  text = report_lib.render(plan, source, destination, tf_summary)
+  diffs = [_diff(e.name, e.source, e.output)
+           for e in plan.python() if e.changed]
+  outcome = Outcome(plan=plan, report=text, diffs=diffs,
+                    tf_summary=tf_summary)
+  if dry_run:
+    return outcome
+  commit = tree.Commit()
+  if infile is not None:
+    entry = plan.entries[0]
+    if inplace:
+      commit.stage_inplace([entry] if entry.changed else [])
+    else:
+      commit.stage_file(entry.output, outfile, "--outfile",
+                        mode_from=infile)
+  elif inplace:
+    commit.stage_inplace([e for e in plan.python() if e.changed])
+  else:
+    extra = None
+    if reportfile is not None and _inside(os.path.abspath(reportfile),
+                                          os.path.abspath(outtree)):
+      # The report goes into the new tree, which must appear whole.
+      extra = {os.path.relpath(os.path.abspath(reportfile),
+                               os.path.abspath(outtree)):
+                   text.encode("utf-8")}
+      reportfile = None
+    commit.stage_tree(plan, outtree, extra)
+  if reportfile is not None:
+    commit.stage_file(text.encode("utf-8"), reportfile, "--reportfile")
+  try:
+    commit.finish()
+  except OSError as e:
+    commit.abort()
+    raise UpgradeError("The output could not be put in place ({}).".format(
+        tree.describe_os_error(e)))
+  return outcome
+
+
+def _bool(value: str) -> bool:
+  """Parses `--copyotherfiles` values the way users write them."""
+  lowered = value.strip().lower()
+  if lowered in ("1", "true", "t", "yes", "y"):
+    return True
+  if lowered in ("0", "false", "f", "no", "n"):
+    return False
+  raise argparse.ArgumentTypeError(
+      "expected true or false, received {!r}".format(value))
+
+
+def parser() -> argparse.ArgumentParser:
+  """The command's argument parser."""
+  result = argparse.ArgumentParser(
+      prog=PROG,
+      description=(
+          "Convert TensorFlow 1.15 `tf.contrib.mixed_precision` code to the "
+          "`contrib_mixed_precision` package, preserving comments and "
+          "formatting. Files that do not use the API are copied unchanged. "
+          "Needs only Python and libcst; TensorFlow is not imported."),
+      epilog=(
+          "Examples:\n"
+          "  {0} --intree old/ --outtree new/\n"
+          "  {0} --intree old/ --outtree new/ --tf_upgrade_v2\n"
+          "  {0} --infile train.py --outfile train_tf2.py\n"
+          "  {0} --intree src/ --inplace\n"
+          "  {0} --intree src/ --dry_run\n"
+          "Exit status: 0 when the input was processed (warnings included), "
+          "1 when it could not be (bad paths, a failed write: then nothing "
+          "was written), 2 on bad flags.").format(PROG),
+      formatter_class=argparse.RawDescriptionHelpFormatter)
+  result.add_argument("--infile", help="a Python file to convert")
+  result.add_argument("--outfile", help="where to write the converted file")
+  result.add_argument("--intree", help="a directory to convert recursively")
+  result.add_argument(
+      "--outtree", help="where to write the converted tree (new or empty; "
+      "it appears only when the whole tree is written)")
+  result.add_argument("--inplace", action="store_true",
+                      help="rewrite the input file or tree in place")
+  result.add_argument("--reportfile", default="report.txt",
+                      help="where to write the report (default: %(default)s)")
+  result.add_argument(
+      "--copyotherfiles", type=_bool, default=True, metavar="BOOL",
+      help="in tree mode, copy files that are not *.py too "
+      "(default: %(default)s)")
+  result.add_argument(
+      "--tf_upgrade_v2", "--tf-upgrade-v2", dest="tf_upgrade_v2",
+      action="store_true",
+      help="also run TensorFlow's tf_upgrade_v2 command over the result "
+      "(needs TensorFlow installed) and include its findings in the report")
+  result.add_argument(
+      "--dry_run", "--dry-run", dest="dry_run", action="store_true",
+      help="print a diff and the report; write nothing")
+  return result
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+  """The `contrib-mp-upgrade` command.
+
+  Args:
+    argv: The arguments, without the program name; None for `sys.argv[1:]`.
+
+  Returns:
+    The exit status: 0 when the input was processed, 1 when it could not be
+    (and nothing was written).
+  """
+  args = parser().parse_args(argv)
+  try:
+    outcome = run(infile=args.infile, outfile=args.outfile,
+                  intree=args.intree, outtree=args.outtree,
+                  inplace=args.inplace, copy_other_files=args.copyotherfiles,
+                  dry_run=args.dry_run, tf_upgrade_v2=args.tf_upgrade_v2,
+                  reportfile=None if args.dry_run else args.reportfile)
+  except (UpgradeError, OSError) as e:
+    print("{}: error: {}".format(PROG, e), file=sys.stderr)
+    return 1
+  n_changed = len(outcome.changed)
+  if args.dry_run:
+    sys.stdout.write("".join(outcome.diffs))
+    sys.stdout.write(outcome.report)
+    print("Dry run: {} file(s) would change; nothing was written.".format(
+        n_changed))
+    return 0
+  python = outcome.plan.python()
+  n_failed = sum(1 for e in python if e.result.error)
+  n_warnings = sum(len(e.result.warnings) for e in python)
+  print("{}: changed {} file(s); {} could not be parsed and were copied "
+        "unchanged; {} warning(s); {} path(s) skipped. Report: {}".format(
+            PROG, n_changed, n_failed, n_warnings,
+            len(outcome.plan.skipped), args.reportfile))
+  return 0

@@ -1,0 +1,279 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The report: one summary per file, the files that need a person, a total.
+
+On a large legacy tree most findings are other `tf.contrib` modules, which
+this command does not convert. They are summarised once per file, with
+counts and first lines, so that the few lines about
+`tf.contrib.mixed_precision` stay visible. Line numbers are those of the
+input file; the few numbers of the output file are labelled "output line".
+"""
+
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import tf_upgrade_v2_pass
+from contrib_mp_upgrade import tree
+
+PROG = "contrib-mp-upgrade"
+
+LEGACY_KERAS_HINT = (
+    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs tf-keras "
+    "(pip install 'contrib_mixed_precision[legacy-keras]') and "
+    "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported")
+
+
+def _layers_note(result, tf_ran: bool) -> str:
+  note = "tf.layers x{} ({}): {}".format(
+      len(result.legacy_layers), _lines(result.legacy_layers),
+      LEGACY_KERAS_HINT)
+  if result.bare_layers and not tf_ran:
+    note += ("; `tf.layers` itself ({}) is gone in TensorFlow 2: "
+             "--tf_upgrade_v2 renames it `tf.compat.v1.layers`").format(
+                 _lines(result.bare_layers))
+  return note
+
+
+def _lines(lines: Sequence[int], limit: int = 3) -> str:
+  lines = sorted(set(lines))
+  text = ", ".join(str(l) for l in lines[:limit])
+  if len(lines) > limit:
+    text += ", ..."
+  return ("line " if len(lines) == 1 else "lines ") + text
+
+
+def _contrib_summary(other: Dict[str, List[int]]) -> str:
+  return "; ".join("{} x{} ({})".format(module, len(lines), _lines(lines))
+                   for module, lines in sorted(other.items()))
+
+
+def _plural(n: int, word: str) -> str:
+  return "{} {}{}".format(n, word, "" if n == 1 else "s")
+
+
+def render(plan: tree.Plan, source: str, destination: str,
+           tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> str:
+  """The report text.
+
+  Args:
+    plan: The finished plan.
+    source: What was read, for the header.
+    destination: Where the output went, for the header.
+    tf_summary: The `tf_upgrade_v2` pass's summary, or None if it did not
+      run.
+
+  Returns:
+    The report, ending with a newline.
+  """
+  python = plan.python()
+  changed = [e for e in python if e.result.changed]
+  failed = [e for e in python if e.result.error]
+  attention = [e for e in python
+               if not e.result.changed and not e.result.error and
+               e.result.warnings]
+  tf_changed = set(tf_summary.changed) if tf_summary else set()
+  tf_issues: Dict[str, List[Tuple[int, str, str]]] = {}
+  if tf_summary:
+    for name, line, kind, message in tf_summary.issues:
+      tf_issues.setdefault(name, []).append((line, kind, message))
+
+  out = ["{} report".format(PROG), "=" * 79,
+         "Input: {}".format(source), "Output: {}".format(destination),
+         "Line numbers are input-file lines unless labelled \"output "
+         "line\".", ""]
+
+  if changed:
+    out.append("Converted (tf.contrib.mixed_precision -> {}): {}".format(
+        rewrite.PACKAGE, _plural(len(changed), "file")))
+    out.append("-" * 79)
+    for entry in changed:
+      out.extend(_file_block(entry, tf_issues.get(entry.name),
+                             entry.name in tf_changed, tf_summary))
+    out.append("")
+
+  if failed or attention:
+    out.append("Not converted, and needs a person")
+    out.append("-" * 79)
+    for entry in sorted(failed + attention, key=lambda e: e.name):
+      if entry.result.error:
+        loud = (" It mentions `tf.contrib.mixed_precision`, which was NOT "
+                "converted: fix the file and run this command again, or "
+                "call `contrib_mixed_precision.install_alias()` before it "
+                "runs." if entry.result.mentions_api else "")
+        out.append("{}: NOT CONVERTED: {}; copied unchanged.{}".format(
+            entry.name, entry.result.error, loud))
+      for line, message in entry.result.warnings:
+        out.append("{}:{}: WARNING: {}".format(entry.name, line, message))
+    out.append("")
+
+  others = [e for e in python
+            if e.result.other_contrib and not e.result.changed]
+  if others:
+    out.append("Other tf.contrib modules in unchanged files (neither this "
+               "command nor tf_upgrade_v2 converts them): {}".format(
+                   _plural(len(others), "file")))
+    out.append("-" * 79)
+    for entry in others:
+      out.append("{}: {}".format(entry.name,
+                                 _contrib_summary(entry.result.other_contrib)))
+    out.append("")
+
+  layers = [e for e in python
+            if e.result.legacy_layers and not e.result.changed]
+  if layers:
+    out.append("tf.layers in files this command did not convert: " +
+               _plural(len(layers), "file"))
+    out.append("-" * 79)
+    for entry in layers:
+      out.append("{}: {}".format(entry.name,
+                                 _layers_note(entry.result, bool(tf_summary))))
+    out.append("")
+
+  if tf_summary is not None:
+    out.extend(_tf_section(tf_summary, tf_issues,
+                           {e.name for e in changed}))
+
+  if plan.skipped:
+    out.append("Skipped (not in the output)")
+    out.append("-" * 79)
+    for name, why in plan.skipped:
+      out.append("{}: {}".format(name, why))
+    out.append("")
+
+  out.extend(_total(plan, changed, failed, tf_summary))
+  return "\n".join(out) + "\n"
+
+
+def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
+                tf_summary) -> List[str]:
+  result = entry.result
+  out = [entry.name]
+  for change in result.changes:
+    out.append("  {}: `{}` -> `{}`".format(change.line, change.old,
+                                           change.new))
+  for added in result.added:
+    out.append("  output line {}: added `{}`".format(added.new_line,
+                                                    added.text))
+  for line, message in result.warnings:
+    out.append("  {}: WARNING: {}".format(line, message))
+  if result.other_contrib:
+    out.append("  still uses other tf.contrib modules (not converted): " +
+               _contrib_summary(result.other_contrib))
+  if result.legacy_layers:
+    out.append("  uses " + _layers_note(result, bool(tf_summary)))
+  if tf_changed:
+    out.append("  tf_upgrade_v2 also changed this file")
+  renamed = tf_summary.layers_renamed.get(entry.name) if tf_summary else None
+  if renamed:
+    out.append("  output {}: `tf.layers` renamed `tf.compat.v1.layers` "
+               "after tf_upgrade_v2".format(_lines(renamed)))
+  for line, kind, message in tf_issues or ():
+    out.append("  output line {}: tf_upgrade_v2 {}: {}".format(
+        line, kind, message))
+  return out
+
+
+def _tf_section(summary, tf_issues, shown) -> List[str]:
+  out = ["tf_upgrade_v2 ({})".format(summary.command), "-" * 79,
+         "It converted {} and changed {}; {} in its report.".format(
+             _plural(summary.processed, "file"),
+             _plural(len(summary.changed), "file"),
+             _plural(len(summary.issues), "issue"))]
+  only = [name for name in summary.changed if name not in shown]
+  if only:
+    out.append("  changed by tf_upgrade_v2 only: {}{}".format(
+        ", ".join(only[:5]), ", ..." if len(only) > 5 else ""))
+  for name, lines in sorted(summary.layers_renamed.items()):
+    if name not in shown:
+      out.append("  {}: output {}: `tf.layers` renamed `tf.compat.v1.layers` "
+                 "after tf_upgrade_v2".format(name, _lines(lines)))
+  # Its issues in files listed above are already shown there; the rest are
+  # grouped by message, since one message often repeats hundreds of times.
+  grouped: Dict[str, List[str]] = {}
+  for name, issues in sorted(tf_issues.items()):
+    if name in shown:
+      continue
+    for line, kind, message in issues:
+      grouped.setdefault("{}: {}".format(kind, message), []).append(
+          "{}:{}".format(name, line))
+  for message, where in sorted(grouped.items(),
+                               key=lambda x: (-len(x[1]), x[0])):
+    out.append("  x{} {} (first: {}; output lines)".format(
+        len(where), message, ", ".join(where[:3])))
+  for name in summary.unparsed:
+    out.append("  {}: tf_upgrade_v2 could not parse it; left as this "
+               "command wrote it".format(name))
+  for name, why in summary.not_given:
+    out.append("  {}: not given to tf_upgrade_v2: {}".format(name, why))
+  out.append("")
+  return out
+
+
+def _total(plan, changed, failed, tf_summary) -> List[str]:
+  python = plan.python()
+  warnings = sum(len(e.result.warnings) for e in python)
+  warned = sum(1 for e in python if e.result.warnings)
+  modules: Dict[str, Tuple[int, int]] = {}
+  for entry in python:
+    for module, lines in entry.result.other_contrib.items():
+      uses, files = modules.get(module, (0, 0))
+      modules[module] = (uses + len(lines), files + 1)
+  layer_files = sum(1 for e in python if e.result.legacy_layers)
+  copied = sum(1 for e in plan.entries if e.kind in ("file", "link"))
+  out = ["Total", "-" * 79,
+         "Python files: {} read, {} converted, {} not parsed; other files "
+         "and links: {}; skipped: {}.".format(
+             len(python), len(changed), len(failed), copied,
+             len(plan.skipped)),
+         "Warnings to review: {} in {}.".format(
+             warnings, _plural(warned, "file"))]
+  if modules:
+    top = sorted(modules.items(), key=lambda x: (-x[1][0], x[0]))
+    out.append("Other tf.contrib modules still used: " + ", ".join(
+        "{} ({} in {})".format(m, _plural(u, "use"), _plural(f, "file"))
+        for m, (u, f) in top) + ".")
+  out.append("Left to do by hand:")
+  todo = []
+  if warnings:
+    todo.append("read the {} above: each is a rewrite that may not be what "
+                "TensorFlow 2 should run.".format(_plural(warnings,
+                                                          "warning")))
+  if failed:
+    todo.append("fix the {} that could not be parsed or decoded, then run "
+                "again.".format(_plural(len(failed), "file")))
+  if modules:
+    todo.append("migrate the other tf.contrib modules (listed per file "
+                "above); no converter does that.")
+  if tf_summary is None:
+    todo.append("run TensorFlow's tf_upgrade_v2 over the output (or pass "
+                "--tf_upgrade_v2) for the rest of the TF1 API.")
+  elif tf_summary.issues:
+    todo.append("resolve tf_upgrade_v2's {} above.".format(
+        _plural(len(tf_summary.issues), "issue")))
+  if layer_files:
+    todo.append("{} tf.layers: {}.".format(
+        _plural(layer_files, "file") + (" uses" if layer_files == 1 else
+                                        " use"), LEGACY_KERAS_HINT))
+  bare = sum(1 for e in python if e.result.bare_layers)
+  if bare and tf_summary is None:
+    todo.append("rename `tf.layers` to `tf.compat.v1.layers` in {} "
+                "(--tf_upgrade_v2 does it).".format(_plural(bare, "file")))
+  if plan.skipped:
+    todo.append("check the {} listed above.".format(
+        _plural(len(plan.skipped), "skipped path")))
+  if not todo:
+    todo.append("nothing this command knows of.")
+  out.extend("  - " + t for t in todo)
+  return out

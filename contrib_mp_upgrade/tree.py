@@ -1,0 +1,386 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Reads an input tree into a plan, and writes a plan all or nothing.
+
+A run has two phases. `scan_tree` and `scan_file` read every input and
+decide everything: what each file becomes, and what is skipped and why
+(dangling symbolic links, link loops, unreadable files, FIFOs). Nothing is
+written in that phase. `write_tree`, `write_inplace` and `write_file` then
+write the result so that a failure (a full disk, a read-only directory)
+leaves nothing behind:
+
+* a new tree is built in a temporary directory beside `--outtree` and
+  renamed into place at the end, so `--outtree` either appears complete or
+  does not appear, and a failed run can simply be run again;
+* in-place edits are first written to temporary files beside their
+  targets, and only once all of them are written are they renamed over the
+  originals.
+
+This module needs only the standard library (and libcst, via `rewrite`).
+"""
+
+import dataclasses
+import errno
+import os
+import shutil
+import stat
+import tempfile
+from typing import Callable, Dict, List, Optional, Tuple
+
+from contrib_mp_upgrade import rewrite
+
+
+class UpgradeError(Exception):
+  """The command could not do its job; nothing was written."""
+
+
+@dataclasses.dataclass
+class Entry:
+  """One path of the input, and what it becomes.
+
+  Attributes:
+    name: The path relative to the input root, with `/` separators (the
+      file's name in single-file mode).
+    path: The input path.
+    kind: "dir", "python" (a `*.py` file), "file" (copied as is) or "link"
+      (a symbolic link recreated in the output).
+    result: For "python": the `rewrite.FileResult`.
+    source: For "python": the bytes read.
+    output: For "python": the bytes to write. Starts as
+      `result.new_source`; the `tf_upgrade_v2` pass may change it.
+    link: For "link": the target to give the new link.
+    tf_upgrade_v2_changed: Whether the `tf_upgrade_v2` pass changed it.
+  """
+  name: str
+  path: str
+  kind: str
+  result: Optional[rewrite.FileResult] = None
+  source: Optional[bytes] = None
+  output: Optional[bytes] = None
+  link: Optional[str] = None
+  tf_upgrade_v2_changed: bool = False
+
+  @property
+  def changed(self) -> bool:
+    return self.kind == "python" and (
+        self.result.changed or self.tf_upgrade_v2_changed)
+
+
+@dataclasses.dataclass
+class Plan:
+  """Everything a run will write, decided before anything is written."""
+  entries: List[Entry] = dataclasses.field(default_factory=list)
+  skipped: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
+
+  def python(self) -> List[Entry]:
+    return [e for e in self.entries if e.kind == "python"]
+
+
+def describe_os_error(error: OSError) -> str:
+  """`[Errno 28] No space left on device`, without the file name."""
+  if error.errno is not None and error.strerror:
+    return "[Errno {}] {}".format(error.errno, error.strerror)
+  return str(error)
+
+
+def _inside(path: str, directory: str) -> bool:
+  return os.path.commonpath([path, directory]) == directory
+
+
+def _python_entry(name: str, path: str, data: bytes) -> Entry:
+  result = rewrite.upgrade_source(data)
+  return Entry(name=name, path=path, kind="python", result=result,
+               source=data, output=result.new_source)
+
+
+def scan_file(infile: str, name: str) -> Plan:
+  """Reads and upgrades one file (`--infile`)."""
+  plan = Plan()
+  try:
+    with open(infile, "rb") as f:
+      data = f.read()
+  except OSError as e:
+    raise UpgradeError("`--infile` {!r} could not be read ({}). Check its "
+                       "permissions.".format(infile, describe_os_error(e)))
+  plan.entries.append(_python_entry(name, infile, data))
+  return plan
+
+
+def scan_tree(intree: str, copy_other_files: bool,
+              progress: Optional[Callable[[str], None]] = None) -> Plan:
+  """Reads and upgrades every file under `intree`; writes nothing.
+
+  Symbolic links are never followed. A link whose target is inside the
+  tree is kept as a relative link (to the converted target); a dangling
+  link, a link loop and a link that leaves the tree are skipped and
+  reported. So are files and directories that cannot be read, and special
+  files (a FIFO would block the reader forever).
+
+  Args:
+    intree: The input directory.
+    copy_other_files: Whether files that are not `*.py` are part of the
+      output.
+    progress: Called with each relative name as it is read, if given.
+
+  Returns:
+    The `Plan`.
+  """
+  plan = Plan()
+  root = os.path.realpath(intree)
+
+  def walk(directory: str, prefix: str) -> None:
+    try:
+      with os.scandir(directory) as it:
+        items = sorted(it, key=lambda item: item.name)
+    except OSError as e:
+      plan.skipped.append((prefix.rstrip("/") or ".", (
+          "a directory that could not be listed ({}); nothing under it "
+          "was converted or copied").format(describe_os_error(e))))
+      return
+    for item in items:
+      name = prefix + item.name
+      if progress is not None:
+        progress(name)
+      try:
+        if item.is_symlink():
+          _scan_link(plan, item.path, name, root, copy_other_files)
+        elif item.is_dir(follow_symlinks=False):
+          plan.entries.append(Entry(name=name, path=item.path, kind="dir"))
+          walk(item.path, name + "/")
+        elif not item.is_file(follow_symlinks=False):
+          mode = item.stat(follow_symlinks=False).st_mode
+          plan.skipped.append((name, "{}, not a regular file; not "
+                                     "copied".format(_special_kind(mode))))
+        elif item.name.endswith(".py"):
+          with open(item.path, "rb") as f:
+            data = f.read()
+          plan.entries.append(_python_entry(name, item.path, data))
+        elif copy_other_files:
+          with open(item.path, "rb"):
+            pass  # Readable now; it is copied when the tree is written.
+          plan.entries.append(Entry(name=name, path=item.path, kind="file"))
+      except OSError as e:
+        plan.skipped.append((name, "could not be read ({}); not "
+                                   "copied".format(describe_os_error(e))))
+
+  walk(intree, "")
+  return plan
+
+
+def _special_kind(mode: int) -> str:
+  if stat.S_ISFIFO(mode):
+    return "a FIFO (named pipe)"
+  if stat.S_ISSOCK(mode):
+    return "a socket"
+  if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+    return "a device file"
+  return "a special file"
+
+
+def _scan_link(plan: Plan, path: str, name: str, root: str,
+               copy_other_files: bool) -> None:
+  target = os.readlink(path)
+  try:
+    target_stat = os.stat(path)
+  except OSError as e:
+    if e.errno == errno.ELOOP:
+      why = "a symbolic link loop (-> {!r}); not copied".format(target)
+    elif e.errno in (errno.ENOENT, errno.ENOTDIR):
+      why = ("a dangling symbolic link (-> {!r}): its target does not "
+             "exist; not copied").format(target)
+    else:
+      why = "a symbolic link (-> {!r}) that cannot be followed ({}); not " \
+            "copied".format(target, describe_os_error(e))
+    plan.skipped.append((name, why))
+    return
+  real = os.path.realpath(path)
+  if not _inside(real, root):
+    plan.skipped.append((name, (
+        "a symbolic link to {!r}, outside the input tree; not copied. "
+        "Convert its target separately if it is code.").format(target)))
+    return
+  if not (copy_other_files or name.endswith(".py") or
+          stat.S_ISDIR(target_stat.st_mode)):
+    return
+  relative = os.path.relpath(real,
+                             os.path.realpath(os.path.dirname(path)))
+  plan.entries.append(Entry(name=name, path=path, kind="link",
+                            link=relative))
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+  with open(path, "wb") as f:
+    f.write(data)
+    f.flush()
+
+
+def _umask() -> int:
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
+
+
+def _materialize(plan: Plan, stage: str) -> None:
+  """Writes every entry of `plan` under the directory `stage`."""
+  for entry in plan.entries:
+    target = os.path.join(stage, *entry.name.split("/"))
+    if entry.kind == "dir":
+      os.makedirs(target, exist_ok=True)
+      continue
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if entry.kind == "link":
+      os.symlink(entry.link, target)
+    elif entry.kind == "python":
+      _write_bytes(target, entry.output)
+      if entry.changed:
+        shutil.copymode(entry.path, target)
+      else:
+        shutil.copystat(entry.path, target)
+    else:
+      shutil.copy2(entry.path, target)
+
+
+def _fail(what: str, error: OSError, where: str) -> UpgradeError:
+  return UpgradeError("{} ({}). Nothing was written: {}".format(
+      what, describe_os_error(error), where))
+
+
+class Commit:
+  """Finishes a run: the output and the report appear together, or neither.
+
+  `stage_*` methods write into temporary places and raise `UpgradeError`
+  after removing what they wrote; `finish` renames everything into place;
+  `abort` removes whatever was staged.
+  """
+
+  def __init__(self):
+    self._undo: List[Callable[[], None]] = []
+    self._renames: List[Tuple[str, str]] = []
+    self._moves_into: Optional[Tuple[str, str]] = None
+
+  def abort(self) -> None:
+    for undo in reversed(self._undo):
+      undo()
+    self._undo = []
+
+  def stage_tree(self, plan: Plan, outtree: str,
+                 extra: Optional[Dict[str, bytes]] = None) -> None:
+    """Builds the new tree in a temporary directory beside `outtree`.
+
+    Args:
+      plan: What to write.
+      outtree: The directory to create.
+      extra: `{relative path: bytes}` of more files to write in it (the
+        report, when `--reportfile` is inside `--outtree`).
+    """
+    outtree = os.path.abspath(outtree)
+    parent = os.path.dirname(outtree)
+    try:
+      os.makedirs(parent, exist_ok=True)
+      stage = tempfile.mkdtemp(
+          prefix=".{}.contrib-mp-upgrade-".format(os.path.basename(outtree)),
+          dir=parent)
+      inside = False
+    except OSError as e:
+      if not (os.path.isdir(outtree) and os.access(outtree, os.W_OK)):
+        raise _fail("`--outtree` {!r} cannot be created in {!r}".format(
+            outtree, parent), e, "choose a writable location.")
+      # The parent is read-only but the (empty) outtree is not: build the
+      # tree inside it, and move the top-level entries up at the end.
+      stage = tempfile.mkdtemp(prefix=".contrib-mp-upgrade-", dir=outtree)
+      inside = True
+    self._undo.append(lambda: shutil.rmtree(stage, ignore_errors=True))
+    try:
+      _materialize(plan, stage)
+      for name, data in (extra or {}).items():
+        path = os.path.join(stage, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        _write_bytes(path, data)
+        os.chmod(path, 0o666 & ~_umask())
+      os.chmod(stage, 0o777 & ~_umask())
+    except OSError as e:
+      self.abort()
+      raise _fail("The converted tree could not be written", e,
+                  "`--outtree` {!r} was not created; fix the cause and run "
+                  "the command again.".format(outtree))
+    if inside:
+      self._moves_into = (stage, outtree)
+    else:
+      self._renames.append((stage, outtree))
+
+  def stage_inplace(self, entries: List[Entry]) -> None:
+    """Writes each changed file to a temporary file beside it."""
+    for entry in entries:
+      directory = os.path.dirname(os.path.abspath(entry.path))
+      try:
+        fd, temp = tempfile.mkstemp(
+            prefix=".{}.".format(os.path.basename(entry.path)),
+            suffix=".contrib-mp-upgrade", dir=directory)
+      except OSError as e:
+        self.abort()
+        raise _fail("{!r} cannot be rewritten in place".format(entry.path),
+                    e, "no input file was changed.")
+      os.close(fd)
+      self._undo.append(lambda temp=temp: _remove(temp))
+      try:
+        _write_bytes(temp, entry.output)
+        shutil.copymode(entry.path, temp)
+      except OSError as e:
+        self.abort()
+        raise _fail("{!r} cannot be rewritten in place".format(entry.path),
+                    e, "no input file was changed.")
+      self._renames.append((temp, entry.path))
+
+  def stage_file(self, data: bytes, path: str, flag: str,
+                 mode_from: Optional[str] = None) -> None:
+    """Writes `data` to a temporary file beside `path`."""
+    directory = os.path.dirname(os.path.abspath(path))
+    temp = None
+    try:
+      os.makedirs(directory, exist_ok=True)
+      fd, temp = tempfile.mkstemp(
+          prefix=".{}.".format(os.path.basename(path)),
+          suffix=".contrib-mp-upgrade", dir=directory)
+      os.close(fd)
+      self._undo.append(lambda: _remove(temp))
+      _write_bytes(temp, data)
+      if mode_from is not None:
+        shutil.copymode(mode_from, temp)
+      else:
+        os.chmod(temp, 0o666 & ~_umask())
+    except OSError as e:
+      self.abort()
+      raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
+                  "choose a writable path.")
+    self._renames.append((temp, path))
+
+  def finish(self) -> None:
+    """Renames everything staged into place."""
+    if self._moves_into is not None:
+      stage, outtree = self._moves_into
+      for name in os.listdir(stage):
+        os.rename(os.path.join(stage, name), os.path.join(outtree, name))
+      os.rmdir(stage)
+    for temp, path in self._renames:
+      os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
+          temp, path)
+    self._undo = []
+
+
+def _remove(path: str) -> None:
+  try:
+    os.remove(path)
+  except OSError:
+    pass

@@ -1,0 +1,186 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""`contrib-mp-upgrade --tf_upgrade_v2`: one pass to a tree that runs on TF 2.
+
+tests/testdata/upgrade_tf1_tree is plain TF 1.x code: `tf.placeholder`,
+`tf.trainable_variables`, `tf.Session`, `tf.layers` and
+`tf.contrib.mixed_precision`, one file with CRLF line endings. With the flag
+the command also runs TensorFlow's own `tf_upgrade_v2` console script, and
+the converted program trains on TensorFlow 2 (with tf-keras and
+TF_USE_LEGACY_KERAS=1 for `tf.compat.v1.layers` on TF 2.16+) to numbers
+computed independently.
+"""
+
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import tempfile
+
+import tensorflow as tf
+
+from contrib_mp_upgrade import cli
+from contrib_mp_upgrade import tf_upgrade_v2_pass
+import upgrade_fixture_util as util
+
+_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata",
+                     "upgrade_tf1_tree")
+# 8 steps from a zero model; step 3 feeds NaN; scale 128, doubled every 2
+# good steps, halved after 2 bad ones.
+_PROGRAM = util.Program("train_tf1.py", 8, (3,),
+                        ("exponential", 128.0, 2, 2, 2, 0.5))
+
+
+def _files(root):
+  out = {}
+  for directory, _, files in os.walk(root):
+    for name in files:
+      path = os.path.join(directory, name)
+      with open(path, "rb") as f:
+        out[os.path.relpath(path, root)] = f.read()
+  return out
+
+
+def _main(*argv):
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    status = cli.main(list(argv))
+  return status, out.getvalue(), err.getvalue()
+
+
+class TfUpgradeV2PassTest(tf.test.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.command = tf_upgrade_v2_pass.find_command()
+    cls.tmp = tempfile.mkdtemp(prefix="upgrade_tf_upgrade_v2_test_")
+    cls.outtree = os.path.join(cls.tmp, "both")
+    cls.report = os.path.join(cls.tmp, "report.txt")
+    cls.status, cls.stdout, cls.stderr = _main(
+        "--intree", _TREE, "--outtree", cls.outtree, "--reportfile",
+        cls.report, "--tf_upgrade_v2")
+    with open(cls.report, encoding="utf-8") as f:
+      cls.report_text = f.read()
+
+  @classmethod
+  def tearDownClass(cls):
+    shutil.rmtree(cls.tmp, ignore_errors=True)
+    super().tearDownClass()
+
+  def test_tf_upgrade_v2_is_found_where_tensorflow_is_installed(self):
+    self.assertIsNotNone(
+        self.command, msg="TensorFlow is installed, so its tf_upgrade_v2 "
+        "console script must be found (PATH or beside sys.executable).")
+    self.assertEqual(self.status, 0, self.stderr)
+
+  def test_converted_program_trains_on_tf2(self):
+    values = util.last_json(util.run_python(
+        [os.path.join(self.outtree, "train_tf1.py")], cwd=self.outtree,
+        env=util.legacy_keras_env()))
+    expected = util.expected_values(_PROGRAM)
+    self.assertEqual(values["scale"], expected["scale"])
+    for key in ("loss", "w", "b"):
+      self.assertAllClose(values[key], expected[key], rtol=1e-5, atol=1e-6,
+                          msg=key)
+
+  def test_without_the_flag_the_program_fails_on_tf2(self):
+    ours = os.path.join(self.tmp, "ours_only")
+    status, _, err = _main("--intree", _TREE, "--outtree", ours,
+                           "--reportfile", os.path.join(self.tmp, "r.txt"))
+    self.assertEqual(status, 0, err)
+    proc = util.run_python([os.path.join(ours, "train_tf1.py")], cwd=ours,
+                           env=util.legacy_keras_env())
+    self.assertNotEqual(proc.returncode, 0)
+    self.assertIn("module 'tensorflow' has no attribute", proc.stderr)
+
+  def test_both_converters_and_the_layers_rename_are_applied(self):
+    code = _files(self.outtree)["train_tf1.py"].decode()
+    self.assertIn("import contrib_mixed_precision\n", code)
+    self.assertIn("manager = contrib_mixed_precision."
+                  "ExponentialUpdateLossScaleManager(", code)
+    self.assertIn("var_list=tf.compat.v1.trainable_variables())", code)
+    self.assertIn("prediction = tf.compat.v1.layers.dense(", code)
+    self.assertNotIn("tf.contrib", code.split('"""')[2])  # Code, not doc.
+
+  def test_crlf_survives_tf_upgrade_v2(self):
+    helpers = _files(self.outtree)["helpers.py"]
+    self.assertIn(b"tf.compat.v1.get_default_graph()", helpers)
+    self.assertEqual(helpers.count(b"\n"), helpers.count(b"\r\n"))
+
+  def test_order_does_not_matter(self):
+    # tf_upgrade_v2 first, then this command: the same bytes.
+    first = os.path.join(self.tmp, "tf_first")
+    proc = subprocess.run(
+        [self.command, "--intree", _TREE, "--outtree", first, "--reportfile",
+         os.path.join(self.tmp, "tf_report.txt")], cwd=self.tmp,
+        capture_output=True, text=True, timeout=300, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    second = os.path.join(self.tmp, "then_ours")
+    status, _, err = _main("--intree", first, "--outtree", second,
+                           "--reportfile", os.path.join(self.tmp, "r2.txt"),
+                           "--tf_upgrade_v2")
+    self.assertEqual(status, 0, err)
+    ours, theirs = _files(self.outtree), _files(second)
+    # tf_upgrade_v2 alone turned CRLF into LF; everything else is equal.
+    theirs["helpers.py"] = theirs["helpers.py"].replace(b"\n", b"\r\n")
+    self.assertEqual(ours, theirs)
+
+  def test_report_folds_in_tf_upgrade_v2(self):
+    for text in (
+        "train_tf1.py\n  25: `tf.contrib.mixed_precision."
+        "ExponentialUpdateLossScaleManager` -> `contrib_mixed_precision."
+        "ExponentialUpdateLossScaleManager`\n",
+        "  tf_upgrade_v2 also changed this file\n",
+        "tf_upgrade_v2 ({})\n".format(self.command),
+        "It converted 2 files and changed 2 files; 0 issues in its report.\n",
+        "  changed by tf_upgrade_v2 only: helpers.py\n",
+        "Left to do by hand:\n  - 1 file uses tf.layers: on TensorFlow 2.16 "
+        "and later `tf.compat.v1.layers` needs tf-keras",
+    ):
+      self.assertIn(text, self.report_text)
+    self.assertNotIn("run TensorFlow's tf_upgrade_v2", self.report_text)
+
+  def test_without_the_flag_the_report_says_to_run_it(self):
+    status, out, _ = _main("--intree", _TREE, "--dry_run")
+    self.assertEqual(status, 0)
+    self.assertIn("  - run TensorFlow's tf_upgrade_v2 over the output (or "
+                  "pass --tf_upgrade_v2) for the rest of the TF1 API.\n", out)
+    self.assertIn("`tf.layers` itself (line 22) is gone in TensorFlow 2: "
+                  "--tf_upgrade_v2 renames it `tf.compat.v1.layers`", out)
+
+  def test_tf_upgrade_v2_issues_are_folded_with_output_lines(self):
+    tree = os.path.join(self.tmp, "issues_in")
+    os.mkdir(tree)
+    with open(os.path.join(tree, "uses_contrib.py"), "w") as f:
+      f.write("import tensorflow as tf\n\n"
+              "x = tf.contrib.framework.get_variables()\n"
+              "y = tf.contrib.framework.get_variables()\n")
+    out = os.path.join(self.tmp, "issues_out")
+    status, _, err = _main("--intree", tree, "--outtree", out,
+                           "--reportfile", os.path.join(self.tmp, "r3.txt"),
+                           "--tf_upgrade_v2")
+    self.assertEqual(status, 0, err)
+    with open(os.path.join(self.tmp, "r3.txt"), encoding="utf-8") as f:
+      report = f.read()
+    self.assertRegex(report, r"  x2 ERROR: .*tf\.contrib.* \(first: "
+                     r"uses_contrib\.py:3, uses_contrib\.py:4; output lines\)")
+    self.assertIn("uses_contrib.py: framework x2 (lines 3, 4)", report)
+    self.assertIn("  - resolve tf_upgrade_v2's 2 issues above.", report)
+
+
+if __name__ == "__main__":
+  tf.test.main()
