@@ -37,6 +37,7 @@ Environment variables (scripts/run_tests.sh sets them):
   CMP_SUMMARY_FILE    append one result line per session there
 """
 
+import atexit
 import hashlib
 import os
 import pathlib
@@ -50,7 +51,8 @@ import xml.etree.ElementTree as ElementTree
 
 import nox
 
-REPO = pathlib.Path(__file__).resolve().parent
+# Not resolve(): under Bazel this file is a symlink into the source tree.
+REPO = pathlib.Path(os.path.abspath(__file__)).parent
 sys.path.insert(0, str(REPO / "scripts"))
 import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -146,6 +148,7 @@ def _install_wheel(session):
   """Builds the package wheel (once per run) and installs it."""
   if not _WHEEL:
     out = pathlib.Path(tempfile.mkdtemp(prefix="cmp-wheel-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     src = out / "src"
     # Only tracked and unignored files: no build/ or *.egg-info lands in the
     # tree, and a stray local file cannot hide a packaging mistake.
@@ -172,11 +175,13 @@ def _install_wheel(session):
   session.install("--force-reinstall", "--no-deps", str(_WHEEL[0]))
 
 
-def _split_posargs(posargs):
-  """(test paths made absolute, other pytest arguments).
+def pytest_args(env, posargs):
+  """The pytest arguments (after `pytest`) for `env` and the user's posargs.
 
-  Paths after `--` (tests/x_test.py, tests/x_test.py::Case) are relative to
-  the repository, but pytest runs elsewhere.
+  Test paths in `posargs` (tests/x_test.py, tests/x_test.py::Case) are
+  relative to the repository, but pytest runs elsewhere: they are made
+  absolute. Without any, the whole tests/ directory runs, less the files
+  `env`'s suite excludes, so a new test file is in every suite.
   """
   targets, args = [], []
   for a in posargs:
@@ -188,7 +193,11 @@ def _split_posargs(posargs):
       targets.append(a)
     else:
       args.append(a)
-  return targets, args
+  if not targets:
+    targets = [str(REPO / "tests")]
+    args = ["--ignore=" + str(REPO / t) for t in env.exclude] + args
+  return ["-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO),
+          "-p", "no:cacheprovider", "--durations=10"] + targets + args
 
 
 def _junit_counts(junit):
@@ -224,11 +233,6 @@ def tests(session, env):
       status = str(venv)
       return
     _install_wheel(session)
-    targets, args = _split_posargs(session.posargs)
-    if not targets:
-      targets = [str(REPO / "tests")]
-      # The core suite leaves these out; naming one after `--` still runs it.
-      args = ["--ignore=" + str(REPO / t) for t in env.exclude] + args
     run_dir = pathlib.Path(tempfile.mkdtemp(prefix="cmp-pytest-"))
     junit = run_dir / "junit.xml"
     # From an empty directory: `import contrib_mixed_precision` must resolve
@@ -236,9 +240,8 @@ def tests(session, env):
     session.chdir(run_dir)
     try:
       session.run(
-          "python", "-m", "pytest", "-c", str(REPO / "pytest.ini"),
-          "--rootdir", str(REPO), "-p", "no:cacheprovider",
-          "--durations=10", "--junitxml=" + str(junit), *targets, *args,
+          "python", "-m", "pytest", "--junitxml=" + str(junit),
+          *pytest_args(env, session.posargs),
           env={"CMP_TEST_ENV": env.name, "CMP_EXPECT_INSTALLED": "1"})
       status = "PASS"
     except BaseException:
