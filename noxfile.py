@@ -23,8 +23,9 @@ Sessions:
                 from a wheel built once per run, then pytest (the full or the
                 core suite) from an empty directory, so a packaging mistake
                 fails the run.
-  bazel         `bazel test //...`, with the TensorFlow of `bazel_env` first
-                on PATH.
+  bazel         `bazel build //...`, then `bazel test` on every target but
+                the tests `bazel_suite` excludes, with the TensorFlow of
+                `bazel_env` first on PATH.
 
 Virtualenvs live under $CMP_CACHE_DIR/nox/, outside the clone, and are reused
 until their requirements file or the interpreter changes.
@@ -257,9 +258,15 @@ def tests(session, env):
                                          time.monotonic() - start))
 
 
+def bazel_targets(matrix):
+  """`bazel test` arguments: every target, less the excluded tests'."""
+  return ["--", "//..."] + ["-//:" + os.path.splitext(os.path.basename(t))[0]
+                            for t in matrix.bazel_exclude]
+
+
 @nox.session(tags=["bazel"])
 def bazel(session):
-  """`bazel test //...` with the TensorFlow of `bazel_env` first on PATH."""
+  """Bazel's targets, with the TensorFlow of `bazel_env` first on PATH."""
   start = time.monotonic()
   env = MATRIX.get(MATRIX.bazel_env)
   label = "bazel (TF {} from requirements/{}.txt)".format(env.tf_version,
@@ -284,22 +291,26 @@ def bazel(session):
     # PATH, and .bazelrc passes PATH through to the tests.
     run_env = dict(os.environ, VIRTUAL_ENV=str(venv),
                    PATH=str(venv / "bin") + os.pathsep + os.environ["PATH"])
-    session.log("bazel test //... (Python: {})".format(venv / "bin/python"))
-    proc = subprocess.Popen(["bazel", "test", "//..."], cwd=REPO,
-                            env=run_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    executed = None
-    for line in proc.stdout:
-      if not line.startswith(("INFO", "Loading", "Analyzing")):
-        sys.stdout.write(line)
-        sys.stdout.flush()
-      if line.startswith("Executed "):
-        executed = line.strip().rstrip(".")
-    rc = proc.wait()
+    session.log("bazel build //... && bazel test {} (Python: {})".format(
+        " ".join(bazel_targets(MATRIX)[1:]), venv / "bin/python"))
+    executed, rc = None, 0
+    for command in (["build", "//..."], ["test"] + bazel_targets(MATRIX)):
+      proc = subprocess.Popen(["bazel"] + command, cwd=REPO, env=run_env,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+      for line in proc.stdout:
+        if not line.startswith(("INFO", "Loading", "Analyzing")):
+          sys.stdout.write(line)
+          sys.stdout.flush()
+        if line.startswith("Executed "):
+          executed = line.strip().rstrip(".")
+      rc = proc.wait()
+      if rc != 0:
+        break
     status = "{} ({})".format("PASS" if rc == 0 else "FAIL",
                               executed or "exit status {}".format(rc))
     if rc != 0:
-      session.error("bazel test //... failed (exit status {})".format(rc))
+      session.error("bazel {} failed (exit status {})".format(command[0], rc))
   finally:
     _summarize("{}: {} [{:.0f}s]".format(label, status,
                                          time.monotonic() - start))

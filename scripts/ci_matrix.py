@@ -72,11 +72,14 @@ class Matrix:
   Attributes:
     python: the interpreter version every environment is built with ("3.11").
     bazel_env: the environment whose requirements `bazel test` runs with.
+    bazel_exclude: test files whose targets `bazel test` leaves out (those
+      `bazel_suite` excludes).
     environments: the environments, in file order.
     suites: {suite name: description}.
   """
   python: str
   bazel_env: str
+  bazel_exclude: tuple[str, ...]
   environments: tuple[Environment, ...]
   suites: dict
 
@@ -122,7 +125,7 @@ def load(repo=_REPO):
   def fail(message):
     raise MatrixError("{}: {}".format(path, message))
 
-  for key in ("python", "bazel_env", "suites", "env"):
+  for key in ("python", "bazel_env", "bazel_suite", "suites", "env"):
     if key not in data:
       fail("missing `{}`.".format(key))
   suites = data["suites"]
@@ -159,7 +162,12 @@ def load(repo=_REPO):
   if data["bazel_env"] not in names:
     fail("bazel_env {!r} is not one of the environments {}.".format(
         data["bazel_env"], names))
+  if data["bazel_suite"] not in suites:
+    fail("bazel_suite {!r} is not one of the suites {}.".format(
+        data["bazel_suite"], sorted(suites)))
   return Matrix(python=str(data["python"]), bazel_env=data["bazel_env"],
+                bazel_exclude=tuple(
+                    suites[data["bazel_suite"]].get("exclude", ())),
                 environments=tuple(environments),
                 suites={k: v.get("description", "") for k, v in
                         suites.items()})
@@ -170,7 +178,8 @@ def main():
   for env in matrix.environments:
     print("{}\tTensorFlow {}\t{} suite\t{}".format(
         env.name, env.tf_version, env.suite, env.requirements))
-  print("bazel\t{} requirements".format(matrix.bazel_env))
+  print("bazel\t{} requirements\tleaves out {}".format(
+      matrix.bazel_env, ", ".join(matrix.bazel_exclude) or "nothing"))
   return 0
 
 

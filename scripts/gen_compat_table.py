@@ -144,6 +144,11 @@ def render_table(version_module, matrix):
       text += " ({})".format(", ".join("`{}`".format(t) for t in excluded))
     notes.append("")
     notes.append(text + ".")
+  notes += ["", "Bazel: `bazel build //...`, then `bazel test` on every "
+            "target but {}, with TensorFlow {}.".format(
+                ", ".join("`{}`".format(os.path.splitext(
+                    os.path.basename(t))[0]) for t in matrix.bazel_exclude)
+                or "none", matrix.get(matrix.bazel_env).tf_version)]
   return "\n".join(lines + notes) + "\n"
 
 

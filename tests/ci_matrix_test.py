@@ -76,6 +76,7 @@ _PROBE = textwrap.dedent("""\
         "sessions": nox.options.sessions,
         "envdir": nox.options.envdir,
         "registered": nox.registered,
+        "bazel_targets": g["bazel_targets"](g["MATRIX"]),
         "pytest_args": [g["pytest_args"](g["MATRIX"].get(env), posargs)
                         for env, posargs in calls],
     }))
@@ -177,6 +178,21 @@ class NoxfileTest(parameterized.TestCase):
         self.assertCountEqual(ignored,
                               [os.path.join(_REPO, t) for t in env.exclude])
         self.assertIn("--durations=10", args)
+
+  def test_bazel_tests_every_target_but_the_excluded_tests(self):
+    rc, out = _run_noxfile()
+    self.assertEqual(rc, 0, msg=out)
+    with open(os.path.join(_REPO, "BUILD"), encoding="utf-8") as f:
+      py_tests = set(re.findall(r'py_test\(\s*name = "(\w+)"', f.read()))
+    targets = out["bazel_targets"]
+    self.assertEqual(targets[:2], ["--", "//..."])
+    left_out = [t[len("-//:"):] for t in targets[2:]]
+    self.assertCountEqual(
+        left_out,
+        [os.path.splitext(os.path.basename(t))[0]
+         for t in _MATRIX.bazel_exclude])
+    # Each is a real target: a misspelt one would make `bazel test` fail.
+    self.assertContainsSubset(left_out, py_tests)
 
   def test_named_test_file_runs_even_where_the_suite_leaves_it_out(self):
     core = _CORE[0]
