@@ -280,7 +280,8 @@ class MatrixFileTest(parameterized.TestCase):
                   "the supported range >=2.15.0,<2.22.0", proc.stderr)
 
   @parameterized.named_parameters(
-      ("unknown_suite", "toml", 'suite = "core"', 'suite = "nightly"',
+      ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
+       '[env.tf216]\nsuite = "nightly"',
        "environment 'tf216' has suite 'nightly'; expected one of "
        "['core', 'full']"),
       ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
@@ -292,6 +293,8 @@ class MatrixFileTest(parameterized.TestCase):
       ("bad_bazel_env", "toml", 'bazel_env = "tf221"',
        'bazel_env = "tf222"', "bazel_env 'tf222' is not one of the "
        "environments"),
+      ("bad_bazel_suite", "toml", 'bazel_suite = "core"',
+       'bazel_suite = "fast"', "bazel_suite 'fast' is not one of the suites"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
        "requirements/tf2210.txt"),
