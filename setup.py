@@ -84,7 +84,8 @@ setup(
     packages=find_packages(
         include=["contrib_mixed_precision", "contrib_mixed_precision.*",
                  "contrib_mp_upgrade", "contrib_mp_upgrade.*"]),
-    python_requires=">=3.9",
+    # From the Python versions of the supported TensorFlow range (version.py).
+    python_requires=_VERSION["PYTHON_REQUIREMENT"],
     install_requires=[
         "absl-py",
         "packaging",
@@ -100,6 +101,10 @@ setup(
         "Intended Audience :: Developers",
         "Intended Audience :: Science/Research",
         "Programming Language :: Python :: 3",
+    ] + [
+        "Programming Language :: Python :: " + v
+        for v in _VERSION["SUPPORTED_PYTHON_VERSIONS"]
+    ] + [
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],
     keywords="tensorflow mixed-precision loss-scaling tf.contrib",

@@ -15,7 +15,8 @@
 # ==============================================================================
 #
 # Installs Horovod (TensorFlow + Gloo, no MPI) into the TF 2.15 virtualenv, for
-# tests/horovod_test.py. scripts/run_tests.sh calls it with the venv path.
+# tests/horovod_test.py. noxfile.py (scripts/run_tests.sh) calls it with the
+# venv path.
 #
 # Horovod ships no wheels: pip builds it from source against the installed
 # TensorFlow (about 5 minutes on 2 cores). The built wheel is cached under
@@ -66,7 +67,7 @@ fi
 
 # The cache key: everything the compiled extension is bound to. Read from
 # the installed distributions' metadata directories, not by importing
-# TensorFlow or running pip (seconds each): run_tests.sh calls this every time.
+# TensorFlow or running pip (seconds each): noxfile.py calls this every time.
 site="$(ls -d "$VENV"/lib/python3*/site-packages 2>/dev/null | head -n 1)"
 tf_dist="$(ls -d "$site"/tensorflow_cpu-*.dist-info \
              "$site"/tensorflow-*.dist-info 2>/dev/null | head -n 1 || true)"

@@ -13,13 +13,19 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Writes the README's TensorFlow compatibility table from version.py.
+"""Writes the README's TensorFlow compatibility table.
 
-The table sits between the `<!-- compat-table:start -->` and
-`<!-- compat-table:end -->` markers of README.md. Run this script after
-changing the supported range or the tested versions in
-`contrib_mixed_precision/version.py`; `--check` (used by
-`tests/version_test.py`) fails when the README is stale.
+From two sources, neither restated by hand: the supported range and the Python
+versions of each TensorFlow in `contrib_mixed_precision/version.py`, and what
+CI runs in the matrix, `requirements/environments.toml` (read by
+`scripts/ci_matrix.py`, as `noxfile.py` reads it). A row says "tested in CI"
+only when the matrix has an environment for that TensorFlow, and quotes the
+version its requirements file pins.
+
+The table, and the paragraph naming the tests the core suite leaves out, sit
+between the `<!-- compat-table:start -->` and `<!-- compat-table:end -->`
+markers of README.md. Run this script after changing either source; `--check`
+(used by `tests/version_test.py`) fails when the README is stale.
 
 Usage:
   python scripts/gen_compat_table.py          # rewrite README.md in place
@@ -31,6 +37,9 @@ import argparse
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 START_MARKER = "<!-- compat-table:start -->"
 END_MARKER = "<!-- compat-table:end -->"
@@ -64,19 +73,20 @@ def _major_minor(version):
   return int(match.group(1)), int(match.group(2))
 
 
-def table_rows(version_module):
-  """Returns the table as a list of (TensorFlow, status) string pairs.
+def table_rows(version_module, matrix):
+  """Returns the table as a list of (TensorFlow, Python, status) rows.
 
   Args:
     version_module: The globals of version.py, from `load_version_module`.
+    matrix: The CI matrix, from `ci_matrix.load`.
 
   Returns:
     One row per TensorFlow minor version in the supported range, newest
     first, framed by a row for newer and a row for older versions.
 
   Raises:
-    ValueError: if the range spans major versions, or a tested version lies
-      outside it.
+    ValueError: if the range spans major versions, or an environment of the
+      matrix tests a TensorFlow outside it.
   """
   low = _major_minor(version_module["MIN_TF_VERSION"])
   high = _major_minor(version_module["MAX_TF_VERSION"])
@@ -84,36 +94,62 @@ def table_rows(version_module):
     raise ValueError("The supported range {}..{} spans major versions; teach "
                      "this script to list them.".format(low, high))
   tested = {}
-  for v in version_module["TESTED_TF_VERSIONS"]:
-    mm = _major_minor(v)
+  for env in matrix.environments:
+    mm = _major_minor(env.tf_version)
     if not low <= mm < high:
-      raise ValueError("Tested TensorFlow {} is outside the supported range "
-                       "{}.".format(v, version_module["TF_REQUIREMENT_RANGE"]))
-    tested.setdefault(mm, []).append(v)
+      raise ValueError(
+          "{} tests TensorFlow {}, outside the supported range {}.".format(
+              env.requirements, env.tf_version,
+              version_module["TF_REQUIREMENT_RANGE"]))
+    tested.setdefault(mm, []).append(env)
+  pythons = version_module["TF_PYTHON_VERSIONS"]
 
   major = low[0]
-  rows = [(">= {}.{}".format(*high), "untested: imports with a warning")]
+  rows = [(">= {}.{}".format(*high), "", "untested: imports with a warning")]
   for minor in range(high[1] - 1, low[1] - 1, -1):
-    versions = tested.get((major, minor))
-    if versions:
-      status = "supported, tested in CI ({})".format(", ".join(versions))
+    key = "{}.{}".format(major, minor)
+    envs = tested.get((major, minor))
+    if envs:
+      status = "supported, tested in CI ({})".format("; ".join(
+          "{}, {} suite{}".format(e.tf_version, e.suite,
+                                  " " + e.note if e.note else "")
+          for e in envs))
     else:
-      status = "supported"
-    rows.append(("{}.{}".format(major, minor), status))
-  rows.append(("< {}.{}".format(*low), "not supported: ImportError"))
+      status = "supported, not tested in CI"
+    python = "{}-{}".format(*pythons[key]) if key in pythons else "?"
+    rows.append((key, python, status))
+  rows.append(("< {}.{}".format(*low), "", "not supported: ImportError"))
   return rows
 
 
-def render_table(version_module):
-  """Returns the markdown table (no markers), ending with a newline."""
+def render_table(version_module, matrix):
+  """Returns the markdown table and its notes (no markers), ending with a newline."""
   lines = [
-      "| TensorFlow | contrib_mixed_precision {} |".format(
+      "| TensorFlow | Python | contrib_mixed_precision {} |".format(
           version_module["__version__"]),
-      "| --- | --- |",
+      "| --- | --- | --- |",
   ]
-  lines += ["| {} | {} |".format(tf, status)
-            for tf, status in table_rows(version_module)]
-  return "\n".join(lines) + "\n"
+  lines += ["| {} | {} | {} |".format(*row)
+            for row in table_rows(version_module, matrix)]
+  notes = [
+      "",
+      "Python: the versions that TensorFlow publishes wheels for. CI builds "
+      "every environment with Python {} only.".format(matrix.python),
+  ]
+  for name, description in matrix.suites.items():
+    excluded = sorted({t for e in matrix.environments if e.suite == name
+                       for t in e.exclude})
+    text = "The {} suite: {}".format(name, description)
+    if excluded:
+      text += " ({})".format(", ".join("`{}`".format(t) for t in excluded))
+    notes.append("")
+    notes.append(text + ".")
+  notes += ["", "Bazel: `bazel build //...`, then `bazel test` on every "
+            "target but {}, with TensorFlow {}.".format(
+                ", ".join("`{}`".format(os.path.splitext(
+                    os.path.basename(t))[0]) for t in matrix.bazel_exclude)
+                or "none", matrix.get(matrix.bazel_env).tf_version)]
+  return "\n".join(lines + notes) + "\n"
 
 
 def replace_table(readme_text, table):
@@ -137,7 +173,8 @@ def replace_table(readme_text, table):
 def main(argv=None):
   parser = argparse.ArgumentParser(
       description=("Generate the README's TensorFlow compatibility table from "
-                   "contrib_mixed_precision/version.py."))
+                   "contrib_mixed_precision/version.py and the CI matrix, "
+                   "requirements/environments.toml."))
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--check", action="store_true",
                     help="do not write; exit 1 if README.md is out of date")
@@ -147,7 +184,12 @@ def main(argv=None):
                       help="repository root (default: %(default)s)")
   args = parser.parse_args(argv)
 
-  table = render_table(load_version_module(args.repo))
+  try:
+    table = render_table(load_version_module(args.repo),
+                         ci_matrix.load(args.repo))
+  except (ValueError, OSError) as e:
+    print("gen_compat_table: {}".format(e), file=sys.stderr)
+    return 2
   if args.print_only:
     sys.stdout.write(table)
     return 0

@@ -12,11 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 # ==============================================================================
-"""Checks that setup.py, version.py, the wheel and the README agree.
+"""Checks that setup.py, version.py, the CI matrix, the wheel and the README agree.
 
 `contrib_mixed_precision/version.py` is the single source of the package
-version and the supported TensorFlow range. Everything else that states them
-is checked against it here.
+version, the supported TensorFlow range and the Python versions that range
+runs on; `requirements/environments.toml` (read by `scripts/ci_matrix.py`) is
+the single source of what CI tests. Everything else that states them is
+checked against them here.
 
 The repository is found next to this file: under scripts/run_tests.sh that is
 the source tree (pytest runs from an empty directory, with the wheel
@@ -41,6 +43,20 @@ import setuptools
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SETUP_PY = os.path.join(_REPO, "setup.py")
 _DIST_NAME = "contrib_mixed_precision"
+
+
+def _ci_matrix():
+  """scripts/ci_matrix.py, loaded from its path (scripts/ is no package)."""
+  path = os.path.join(_REPO, "scripts", "ci_matrix.py")
+  return runpy.run_path(path)
+
+
+def _minor(version):
+  return ".".join(version.split(".")[:2])
+
+
+def _as_tuple(version):
+  return tuple(int(x) for x in version.split("."))
 
 
 def _read(relpath):
@@ -73,20 +89,26 @@ def _setup_kwargs():
 
 
 def _readme_table():
-  """Parses the README's compatibility table into {TensorFlow: status}."""
+  """Parses the README's compatibility table.
+
+  Returns:
+    (header line, {TensorFlow: status}, {TensorFlow: Python}).
+  """
   readme = _read("README.md")
   match = re.search(
       r"<!-- compat-table:start -->\n(.*?)<!-- compat-table:end -->", readme,
       re.DOTALL)
   if not match:
     raise AssertionError("README.md has no compat-table markers.")
-  lines = [l.strip() for l in match.group(1).strip().splitlines()]
+  lines = [l.strip() for l in match.group(1).strip().splitlines()
+           if l.startswith("|")]
   header, rows = lines[0], lines[2:]
-  table = {}
+  table, pythons = {}, {}
   for row in rows:
     cells = [c.strip() for c in row.strip("|").split("|")]
-    table[cells[0]] = cells[1]
-  return header, table
+    table[cells[0]] = cells[-1]
+    pythons[cells[0]] = cells[1]
+  return header, table, pythons
 
 
 class VersionTest(parameterized.TestCase):
@@ -147,7 +169,8 @@ class VersionTest(parameterized.TestCase):
     kwargs = _setup_kwargs()
     self.assertEqual(kwargs["name"], _DIST_NAME)
     self.assertEqual(kwargs["version"], self.version["__version__"])
-    self.assertEqual(kwargs["python_requires"], ">=3.9")
+    self.assertEqual(kwargs["python_requires"],
+                     self.version["PYTHON_REQUIREMENT"])
     # Every package directory of the tree, and nothing else (no tests/):
     # the runtime package and the TF-free upgrade command's package.
     packages = sorted(
@@ -161,11 +184,11 @@ class VersionTest(parameterized.TestCase):
     self.assertEqual(kwargs["long_description"], _read("README.md"))
 
   def test_readme_table_header_names_version(self):
-    header, _ = _readme_table()
+    header, _, _ = _readme_table()
     self.assertIn(self.version["__version__"], header)
 
   def test_readme_table_rows_match_supported_range(self):
-    _, table = _readme_table()
+    _, table, _ = _readme_table()
     low = tuple(int(x) for x in self.version["MIN_TF_VERSION"].split(".")[:2])
     high = tuple(int(x) for x in self.version["MAX_TF_VERSION"].split(".")[:2])
     expected_minors = ["{}.{}".format(low[0], m)
@@ -179,17 +202,85 @@ class VersionTest(parameterized.TestCase):
     self.assertIn(">= {}.{}".format(*high), table)
     self.assertIn("warning", table[">= {}.{}".format(*high)])
 
-  def test_readme_table_marks_tested_versions(self):
-    _, table = _readme_table()
-    tested = self.version["TESTED_TF_VERSIONS"]
-    for full in tested:
-      minor = ".".join(full.split(".")[:2])
-      self.assertIn("tested", table[minor])
-      self.assertIn(full, table[minor])
-    tested_minors = {".".join(v.split(".")[:2]) for v in tested}
+  def test_readme_table_marks_exactly_what_the_matrix_tests(self):
+    _, table, _ = _readme_table()
+    matrix = _ci_matrix()["load"](_REPO)
+    tested = {}
+    for env in matrix.environments:
+      tested.setdefault(env.tf_minor, []).append(env)
+    for minor, envs in tested.items():
+      for env in envs:
+        self.assertIn("tested in CI", table[minor])
+        self.assertIn("{}, {} suite".format(env.tf_version, env.suite),
+                      table[minor])
     for tf_version, status in table.items():
-      if tf_version not in tested_minors:
-        self.assertNotIn("tested in CI", status, msg=tf_version)
+      if tf_version not in tested:
+        self.assertNotIn("tested in CI (", status, msg=tf_version)
+
+  def test_matrix_runs_every_supported_minor(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    low = _as_tuple(self.version["MIN_TF_VERSION"])[:2]
+    high = _as_tuple(self.version["MAX_TF_VERSION"])[:2]
+    supported = ["{}.{}".format(low[0], m) for m in range(low[1], high[1])]
+    self.assertCountEqual([e.tf_minor for e in matrix.environments],
+                          supported)
+    for env in matrix.environments:
+      # tfNNN installs TF N.NN: a copied lock file with a stale pin fails.
+      self.assertEqual(env.name, "tf" + env.tf_minor.replace(".", ""),
+                       msg="{} pins TensorFlow {}".format(env.requirements,
+                                                          env.tf_version))
+    self.assertEqual(
+        {e.suite for e in matrix.environments
+         if e.tf_minor in (supported[0], supported[-1])}, {"full"},
+        msg="The oldest and the newest TensorFlow run the full suite.")
+
+  def test_python_range_derives_from_the_tensorflow_range(self):
+    v = self.version
+    low = _as_tuple(v["MIN_TF_VERSION"])[:2]
+    high = _as_tuple(v["MAX_TF_VERSION"])[:2]
+    self.assertCountEqual(
+        v["TF_PYTHON_VERSIONS"],
+        ["{}.{}".format(low[0], m) for m in range(low[1], high[1])])
+    lows = [_as_tuple(lo) for lo, _ in v["TF_PYTHON_VERSIONS"].values()]
+    highs = [_as_tuple(hi) for _, hi in v["TF_PYTHON_VERSIONS"].values()]
+    self.assertEqual(v["PYTHON_REQUIREMENT"],
+                     ">={}.{}".format(*min(lows)))
+    self.assertEqual(
+        [_as_tuple(p) for p in v["SUPPORTED_PYTHON_VERSIONS"]],
+        [(3, m) for m in range(min(lows)[1], max(highs)[1] + 1)])
+
+  def test_setup_py_python_classifiers_match_version_py(self):
+    kwargs = _setup_kwargs()
+    listed = [c.rsplit(" :: ", 1)[1] for c in kwargs["classifiers"]
+              if re.match(r"^Programming Language :: Python :: 3\.\d+$", c)]
+    self.assertEqual(listed, list(self.version["SUPPORTED_PYTHON_VERSIONS"]))
+
+  def test_matrix_python_runs_every_tested_tensorflow(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    for env in matrix.environments:
+      low, high = self.version["TF_PYTHON_VERSIONS"][env.tf_minor]
+      with self.subTest(env=env.name):
+        self.assertBetween(_as_tuple(matrix.python), _as_tuple(low),
+                           _as_tuple(high))
+
+  def test_readme_states_the_tested_python(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    readme = _read("README.md")
+    quick_start = readme[readme.index("## Quick start"):
+                         readme.index("## Install")]
+    self.assertIn("Python {}".format(matrix.python), quick_start)
+    self.assertNotRegex(readme, r"Python 3\.\d+\+",
+                        msg="Say which Python is tested, not a range.")
+    _, _, pythons = _readme_table()
+    for minor, (low, high) in self.version["TF_PYTHON_VERSIONS"].items():
+      self.assertEqual(pythons[minor], "{}-{}".format(low, high))
+
+  def test_readme_names_the_tests_the_core_suite_leaves_out(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    readme = _read("README.md")
+    for env in matrix.environments:
+      for test in env.exclude:
+        self.assertIn("`{}`".format(test), readme)
 
   def test_readme_table_is_what_the_generator_writes(self):
     script = os.path.join(_REPO, "scripts", "gen_compat_table.py")

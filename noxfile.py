@@ -1,0 +1,316 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""The test matrix as nox sessions.
+
+Run it with `scripts/run_tests.sh`, which installs nox (requirements/nox.txt)
+into a cached virtualenv and translates its options into the variables below.
+
+Sessions:
+  tests(tfNNN)  one per environment of requirements/environments.toml: a
+                virtualenv from requirements/tfNNN.txt, the package installed
+                from a wheel built once per run, then pytest (the full or the
+                core suite) from an empty directory, so a packaging mistake
+                fails the run.
+  bazel         `bazel build //...`, then `bazel test` on every target but
+                the tests `bazel_suite` excludes, with the TensorFlow of
+                `bazel_env` first on PATH.
+
+Virtualenvs live under $CMP_CACHE_DIR/nox/, outside the clone, and are reused
+until their requirements file or the interpreter changes.
+
+Environment variables (scripts/run_tests.sh sets them):
+  CMP_CACHE_DIR       cache root (default: ~/.cache/contrib_mixed_precision)
+  CMP_ENVS            comma-separated environments to run (default: all)
+  CMP_SETUP_ONLY=1    create or refresh the virtualenvs; run no tests
+  CMP_VENV_PATH_FILE  write the selected session's virtualenv path there
+  CMP_SUMMARY_FILE    append one result line per session there
+"""
+
+import atexit
+import hashlib
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+
+import nox
+
+# Not resolve(): under Bazel this file is a symlink into the source tree.
+REPO = pathlib.Path(os.path.abspath(__file__)).parent
+sys.path.insert(0, str(REPO / "scripts"))
+import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+MATRIX = ci_matrix.load(str(REPO))
+CACHE = pathlib.Path(os.environ.get("CMP_CACHE_DIR") or
+                     "~/.cache/contrib_mixed_precision").expanduser()
+
+nox.options.envdir = str(CACHE / "nox")
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"
+
+if "{}.{}".format(*sys.version_info[:2]) != MATRIX.python:
+  sys.exit("run_tests: the matrix is built with Python {} "
+           "(requirements/environments.toml), but nox runs on {}. Set PYTHON "
+           "to a Python {} for scripts/run_tests.sh.".format(
+               MATRIX.python, sys.version.split()[0], MATRIX.python))
+
+_SESSION_OF = {e.name: "tests({})".format(e.name)
+               for e in MATRIX.environments}
+_SESSION_OF["bazel"] = "bazel"
+if os.environ.get("CMP_ENVS"):
+  _unknown = [n for n in os.environ["CMP_ENVS"].split(",")
+              if n not in _SESSION_OF]
+  if _unknown:
+    sys.exit("run_tests: unknown environment(s) {}; choose from {}.".format(
+        ", ".join(_unknown), ", ".join(_SESSION_OF)))
+  nox.options.sessions = [_SESSION_OF[n]
+                          for n in os.environ["CMP_ENVS"].split(",")]
+
+# pip's own complaint about the one dependency the locks leave out on purpose:
+# tf-keras asks for `tensorflow`, and tensorflow-cpu provides that module.
+_EXPECTED_PIP_CHECK = re.compile(
+    r"^tf-keras \S+ requires tensorflow, which is not installed\.$")
+
+
+def _summarize(line):
+  path = os.environ.get("CMP_SUMMARY_FILE")
+  if path:
+    with open(path, "a", encoding="utf-8") as f:
+      f.write(line + "\n")
+
+
+def _requirements_key(env):
+  """What a virtualenv is bound to: its lock file and the interpreter."""
+  digest = hashlib.sha256((REPO / env.requirements).read_bytes())
+  digest.update(sys.version.encode())
+  return digest.hexdigest()[:16]
+
+
+def _prepare_venv(session, env):
+  """Brings the session's virtualenv to `env`'s requirements.
+
+  nox reuses the virtualenv as long as the interpreter is the same; a marker
+  in it records which lock file it was built from, and a changed (or
+  half-installed) one is rebuilt from scratch, so no stale package survives.
+  """
+  venv = pathlib.Path(session.virtualenv.location)
+  marker = venv / ".cmp-requirements"
+  key = _requirements_key(env)
+  state = marker.read_text().strip() if marker.exists() else None
+  if state != key:
+    if state is not None:
+      session.log("{} changed since {} was built; rebuilding it".format(
+          env.requirements, venv))
+      shutil.rmtree(venv)
+      session.virtualenv.create()
+    marker.write_text("installing\n")
+    # A complete lock: every package is listed, nothing else is resolved.
+    session.install("--no-deps", "-r", str(REPO / env.requirements))
+    out = session.run("python", "-m", "pip", "check", silent=True,
+                      success_codes=[0, 1])
+    broken = [l for l in out.splitlines()
+              if l.strip() and not l.startswith(("WARNING", "No broken"))
+              and not _EXPECTED_PIP_CHECK.match(l)]
+    if broken:
+      session.error("{} is not a complete lock:\n  {}".format(
+          env.requirements, "\n  ".join(broken)))
+    marker.write_text(key + "\n")
+  # Idempotent and fast when its work is done, so it also reaches venvs made
+  # before the script (or a new version of it) existed.
+  if env.extra_setup:
+    session.run("bash", str(REPO / env.extra_setup), str(venv),
+                external=True)
+  if os.environ.get("CMP_VENV_PATH_FILE"):
+    pathlib.Path(os.environ["CMP_VENV_PATH_FILE"]).write_text(str(venv))
+  return venv
+
+
+_WHEEL = []  # Built at most once per nox run, by the first session needing it.
+
+
+def _install_wheel(session):
+  """Builds the package wheel (once per run) and installs it."""
+  if not _WHEEL:
+    out = pathlib.Path(tempfile.mkdtemp(prefix="cmp-wheel-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
+    src = out / "src"
+    # Only tracked and unignored files: no build/ or *.egg-info lands in the
+    # tree, and a stray local file cannot hide a packaging mistake.
+    try:
+      files = subprocess.run(
+          ["git", "ls-files", "-z", "--cached", "--others",
+           "--exclude-standard"], cwd=REPO, check=True,
+          capture_output=True).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+      session.warn("git ls-files failed; building from the whole tree")
+      files = [str(p.relative_to(REPO)) for p in REPO.rglob("*")
+               if p.is_file() and ".git" not in p.parts
+               and not p.parts[0].startswith("bazel-")]
+    for f in files:
+      if f and (REPO / f).is_file():
+        (src / f).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / f, src / f)
+    session.log("building the wheel")
+    # The runner's own interpreter has setuptools and wheel (nox.txt).
+    session.run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                "--no-build-isolation", "-w", str(out), str(src),
+                external=True)
+    _WHEEL.extend(out.glob("contrib_mixed_precision-*.whl"))
+  session.install("--force-reinstall", "--no-deps", str(_WHEEL[0]))
+
+
+def pytest_args(env, posargs):
+  """The pytest arguments (after `pytest`) for `env` and the user's posargs.
+
+  Test paths in `posargs` (tests/x_test.py, tests/x_test.py::Case) are
+  relative to the repository, but pytest runs elsewhere: they are made
+  absolute. Without any, the whole tests/ directory runs, less the files
+  `env`'s suite excludes, so a new test file is in every suite.
+  """
+  targets, args = [], []
+  for a in posargs:
+    path = a.split("::")[0]
+    if not a.startswith("-") and not os.path.isabs(a) and (
+        REPO / path).exists():
+      targets.append(str(REPO / a))
+    elif os.path.isabs(a) and os.path.exists(path):
+      targets.append(a)
+    else:
+      args.append(a)
+  if not targets:
+    targets = [str(REPO / "tests")]
+    args = ["--ignore=" + str(REPO / t) for t in env.exclude] + args
+  return ["-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO),
+          "-p", "no:cacheprovider", "--durations=10"] + targets + args
+
+
+def _junit_counts(junit):
+  """'N passed, M failed, ...' from pytest's JUnit XML; None if absent."""
+  try:
+    suite = ElementTree.parse(junit).getroot()
+  except (OSError, ElementTree.ParseError):
+    return None
+  if suite.tag == "testsuites":
+    suite = suite[0]
+  n = {k: int(suite.get(k, 0))
+       for k in ("tests", "failures", "errors", "skipped")}
+  if n["tests"] == 0:
+    return "no tests ran"
+  passed = n["tests"] - n["failures"] - n["errors"] - n["skipped"]
+  counts = [(passed, "passed"), (n["failures"], "failed"),
+            (n["errors"], "errors"), (n["skipped"], "skipped")]
+  return ", ".join("{} {}".format(v, k) for v, k in counts
+                   if v or k == "passed")
+
+
+@nox.session
+@nox.parametrize("env", [nox.param(e, id=e.name, tags=[e.name])
+                         for e in MATRIX.environments])
+def tests(session, env):
+  """pytest against the installed wheel, in one TensorFlow environment."""
+  start = time.monotonic()
+  label = "{} (TF {}, {} suite)".format(env.name, env.tf_version, env.suite)
+  status = "FAIL (setup failed; see above)"
+  try:
+    venv = _prepare_venv(session, env)
+    if os.environ.get("CMP_SETUP_ONLY") == "1":
+      status = str(venv)
+      return
+    _install_wheel(session)
+    run_dir = pathlib.Path(tempfile.mkdtemp(prefix="cmp-pytest-"))
+    junit = run_dir / "junit.xml"
+    # From an empty directory: `import contrib_mixed_precision` must resolve
+    # to the installed wheel, never to the source tree.
+    session.chdir(run_dir)
+    try:
+      session.run(
+          "python", "-m", "pytest", "--junitxml=" + str(junit),
+          *pytest_args(env, session.posargs),
+          env={"CMP_TEST_ENV": env.name, "CMP_EXPECT_INSTALLED": "1"})
+      status = "PASS"
+    except BaseException:
+      status = "FAIL"
+      raise
+    finally:
+      session.chdir(REPO)
+      counts = _junit_counts(junit) or "pytest did not finish"
+      status = "{} ({})".format(status, counts)
+      shutil.rmtree(run_dir, ignore_errors=True)
+  finally:
+    _summarize("{}: {} [{:.0f}s]".format(label, status,
+                                         time.monotonic() - start))
+
+
+def bazel_targets(matrix):
+  """`bazel test` arguments: every target, less the excluded tests'."""
+  return ["--", "//..."] + ["-//:" + os.path.splitext(os.path.basename(t))[0]
+                            for t in matrix.bazel_exclude]
+
+
+@nox.session(tags=["bazel"])
+def bazel(session):
+  """Bazel's targets, with the TensorFlow of `bazel_env` first on PATH."""
+  start = time.monotonic()
+  env = MATRIX.get(MATRIX.bazel_env)
+  label = "bazel (TF {} from requirements/{}.txt)".format(env.tf_version,
+                                                         env.name)
+  status = "FAIL (setup failed; see above)"
+  try:
+    venv = _prepare_venv(session, env)
+    if os.environ.get("CMP_SETUP_ONLY") == "1":
+      status = str(venv)
+      return
+    # As before the move to nox: the wheel is installed too, and the
+    # runfiles copy of the package must win over it (see .bazelrc).
+    _install_wheel(session)
+    if shutil.which("bazel") is None:
+      session.run("bash", str(REPO / "scripts" / "install_system_deps.sh"),
+                  external=True)
+    if shutil.which("bazel") is None:
+      status = "FAIL (bazel not installed)"
+      session.error("bazel not found, and scripts/install_system_deps.sh did "
+                    "not install it.")
+    # Bazel's autodetecting Python toolchain runs the first `python3` on
+    # PATH, and .bazelrc passes PATH through to the tests.
+    run_env = dict(os.environ, VIRTUAL_ENV=str(venv),
+                   PATH=str(venv / "bin") + os.pathsep + os.environ["PATH"])
+    session.log("bazel build //... && bazel test {} (Python: {})".format(
+        " ".join(bazel_targets(MATRIX)[1:]), venv / "bin/python"))
+    executed, rc = None, 0
+    for command in (["build", "//..."], ["test"] + bazel_targets(MATRIX)):
+      proc = subprocess.Popen(["bazel"] + command, cwd=REPO, env=run_env,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+      for line in proc.stdout:
+        if not line.startswith(("INFO", "Loading", "Analyzing")):
+          sys.stdout.write(line)
+          sys.stdout.flush()
+        if line.startswith("Executed "):
+          executed = line.strip().rstrip(".")
+      rc = proc.wait()
+      if rc != 0:
+        break
+    status = "{} ({})".format("PASS" if rc == 0 else "FAIL",
+                              executed or "exit status {}".format(rc))
+    if rc != 0:
+      session.error("bazel {} failed (exit status {})".format(command[0], rc))
+  finally:
+    _summarize("{}: {} [{:.0f}s]".format(label, status,
+                                         time.monotonic() - start))

@@ -1,0 +1,187 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Reads the CI test matrix, `requirements/environments.toml`.
+
+One reader for everything that needs the matrix: `noxfile.py` (the sessions),
+`scripts/gen_compat_table.py` (the README table) and `tests/version_test.py`.
+An environment's TensorFlow version is read from the `tensorflow-cpu==` pin of
+its requirements file, so nothing can name a version CI does not install.
+
+Standard library only (Python 3.11+ for `tomllib`); it never imports
+TensorFlow or the package.
+
+  python scripts/ci_matrix.py   # prints the environments, one per line
+"""
+
+import dataclasses
+import os
+import re
+import sys
+import tomllib
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MATRIX_FILE = os.path.join("requirements", "environments.toml")
+
+_PIN = re.compile(r"^\s*tensorflow[-_.]cpu\s*==\s*([0-9][0-9A-Za-z.]*)\s*(#.*)?$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+  """One environment of the matrix.
+
+  Attributes:
+    name: e.g. "tf216"; also the `--env` name of scripts/run_tests.sh.
+    tf_version: the pinned TensorFlow version, e.g. "2.16.2".
+    suite: "full" or "core".
+    requirements: repository-relative path of its requirements file.
+    extra_setup: repository-relative path of scripts/extra_setup_<name>.sh,
+      or None when there is none.
+    exclude: repository-relative test files its suite leaves out.
+    note: free text for the README table ("with Estimator and Horovod").
+  """
+  name: str
+  tf_version: str
+  suite: str
+  requirements: str
+  extra_setup: str | None
+  exclude: tuple[str, ...]
+  note: str
+
+  @property
+  def tf_minor(self):
+    """"2.16" for TensorFlow 2.16.2."""
+    return ".".join(self.tf_version.split(".")[:2])
+
+
+@dataclasses.dataclass(frozen=True)
+class Matrix:
+  """The whole matrix.
+
+  Attributes:
+    python: the interpreter version every environment is built with ("3.11").
+    bazel_env: the environment whose requirements `bazel test` runs with.
+    bazel_exclude: test files whose targets `bazel test` leaves out (those
+      `bazel_suite` excludes).
+    environments: the environments, in file order.
+    suites: {suite name: description}.
+  """
+  python: str
+  bazel_env: str
+  bazel_exclude: tuple[str, ...]
+  environments: tuple[Environment, ...]
+  suites: dict
+
+  def get(self, name):
+    """Returns the environment called `name`; KeyError if there is none."""
+    for env in self.environments:
+      if env.name == name:
+        return env
+    raise KeyError(name)
+
+
+class MatrixError(ValueError):
+  """The matrix file or a requirements file it names is malformed."""
+
+
+def tf_pin(requirements_path):
+  """Returns the `tensorflow-cpu==X` version pinned in a requirements file.
+
+  Raises:
+    MatrixError: if the file does not pin exactly one tensorflow-cpu.
+  """
+  with open(requirements_path, encoding="utf-8") as f:
+    pins = [m.group(1) for m in map(_PIN.match, f) if m]
+  if len(pins) != 1:
+    raise MatrixError(
+        "{} must pin `tensorflow-cpu==X.Y.Z` exactly once; found {}.".format(
+            requirements_path, pins or "no pin"))
+  return pins[0]
+
+
+def load(repo=_REPO):
+  """Reads and checks `requirements/environments.toml` under `repo`.
+
+  Raises:
+    MatrixError: if the file is malformed, names an unknown suite, or an
+      environment's requirements file is missing or does not pin one
+      tensorflow-cpu.
+  """
+  path = os.path.join(repo, MATRIX_FILE)
+  with open(path, "rb") as f:
+    data = tomllib.load(f)
+
+  def fail(message):
+    raise MatrixError("{}: {}".format(path, message))
+
+  for key in ("python", "bazel_env", "bazel_suite", "suites", "env"):
+    if key not in data:
+      fail("missing `{}`.".format(key))
+  suites = data["suites"]
+  environments = []
+  for name, entry in data["env"].items():
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+      fail("environment name {!r} must be lowercase letters, digits and "
+           "`_` (it is a session name and a file name).".format(name))
+    suite = entry.get("suite")
+    if suite not in suites:
+      fail("environment {!r} has suite {!r}; expected one of {}.".format(
+          name, suite, sorted(suites)))
+    requirements = os.path.join("requirements", name + ".txt")
+    if not os.path.exists(os.path.join(repo, requirements)):
+      fail("environment {!r} has no requirements file {}.".format(
+          name, requirements))
+    extra_setup = os.path.join("scripts", "extra_setup_{}.sh".format(name))
+    # Not checked for existence here (Bazel's runfiles hold only what a test
+    # declares); tests/ci_matrix_test.py checks it.
+    exclude = tuple(suites[suite].get("exclude", ()))
+    environments.append(Environment(
+        name=name,
+        tf_version=tf_pin(os.path.join(repo, requirements)),
+        suite=suite,
+        requirements=requirements,
+        extra_setup=(extra_setup
+                     if os.path.exists(os.path.join(repo, extra_setup))
+                     else None),
+        exclude=exclude,
+        note=entry.get("note", "")))
+  if not environments:
+    fail("no environments.")
+  names = [e.name for e in environments]
+  if data["bazel_env"] not in names:
+    fail("bazel_env {!r} is not one of the environments {}.".format(
+        data["bazel_env"], names))
+  if data["bazel_suite"] not in suites:
+    fail("bazel_suite {!r} is not one of the suites {}.".format(
+        data["bazel_suite"], sorted(suites)))
+  return Matrix(python=str(data["python"]), bazel_env=data["bazel_env"],
+                bazel_exclude=tuple(
+                    suites[data["bazel_suite"]].get("exclude", ())),
+                environments=tuple(environments),
+                suites={k: v.get("description", "") for k, v in
+                        suites.items()})
+
+
+def main():
+  matrix = load()
+  for env in matrix.environments:
+    print("{}\tTensorFlow {}\t{} suite\t{}".format(
+        env.name, env.tf_version, env.suite, env.requirements))
+  print("bazel\t{} requirements\tleaves out {}".format(
+      matrix.bazel_env, ", ".join(matrix.bazel_exclude) or "nothing"))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,317 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for the CI matrix: requirements/environments.toml and its readers.
+
+The matrix is read by `noxfile.py` (the sessions scripts/run_tests.sh runs) and
+by `scripts/gen_compat_table.py` (the README table). These tests run both
+readers for real: the noxfile under a stand-in `nox` module that records what
+it registers (nox itself is not installed in the test environments), the
+table generator on a copy of the repository with a changed matrix.
+"""
+
+import json
+import os
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CI_MATRIX = runpy.run_path(os.path.join(_REPO, "scripts", "ci_matrix.py"))
+_MATRIX = _CI_MATRIX["load"](_REPO)
+_CORE = [e for e in _MATRIX.environments if e.suite == "core"]
+_FULL = [e for e in _MATRIX.environments if e.suite == "full"]
+
+# A stand-in for nox: records the sessions, their parameters and the options
+# the noxfile sets, then prints them and what `pytest_args` returns.
+_FAKE_NOX = textwrap.dedent("""\
+    class _Options:
+      sessions = None
+
+    options = _Options()
+    registered = {}
+
+    class param:
+      def __init__(self, *args, id=None, tags=None):
+        self.args, self.id, self.tags = args, id, tags
+
+    def parametrize(name, params):
+      def decorate(func):
+        func.nox_params = params
+        return func
+      return decorate
+
+    def session(func=None, **kwargs):
+      def decorate(f):
+        registered[f.__name__] = [(p.id, p.tags, p.args[0].name)
+                                  for p in getattr(f, "nox_params", [])]
+        return f
+      return decorate(func) if callable(func) else decorate
+    """)
+
+_PROBE = textwrap.dedent("""\
+    import json, runpy, sys
+    import nox
+    g = runpy.run_path(sys.argv[1])
+    calls = json.loads(sys.argv[2])
+    print(json.dumps({
+        "sessions": nox.options.sessions,
+        "envdir": nox.options.envdir,
+        "registered": nox.registered,
+        "bazel_targets": g["bazel_targets"](g["MATRIX"]),
+        "pytest_args": [g["pytest_args"](g["MATRIX"].get(env), posargs)
+                        for env, posargs in calls],
+    }))
+    """)
+
+
+def _run_noxfile(cmp_envs=None, calls=()):
+  """Imports noxfile.py under the stand-in nox; returns (returncode, out)."""
+  tmp = tempfile.mkdtemp()
+  try:
+    os.makedirs(os.path.join(tmp, "nox"))
+    with open(os.path.join(tmp, "nox", "__init__.py"), "w") as f:
+      f.write(_FAKE_NOX)
+    env = dict(os.environ, PYTHONPATH=tmp,
+               CMP_CACHE_DIR=os.path.join(tmp, "cache"))
+    env.pop("CMP_ENVS", None)
+    if cmp_envs is not None:
+      env["CMP_ENVS"] = cmp_envs
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, os.path.join(_REPO, "noxfile.py"),
+         json.dumps(list(calls))],
+        env=env, capture_output=True, text=True, check=False, cwd=tmp)
+  finally:
+    shutil.rmtree(tmp)
+  if proc.returncode == 0:
+    return 0, json.loads(proc.stdout.strip().splitlines()[-1])
+  return proc.returncode, proc.stderr
+
+
+def _copy_repo_subset(dest):
+  """The files the matrix readers use, copied under `dest`."""
+  for rel in ("README.md", "contrib_mixed_precision/version.py",
+              "scripts/ci_matrix.py", "scripts/gen_compat_table.py"):
+    os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+    shutil.copy(os.path.join(_REPO, rel), os.path.join(dest, rel))
+  shutil.copytree(os.path.join(_REPO, "requirements"),
+                  os.path.join(dest, "requirements"))
+
+
+def _edit(path, old, new):
+  with open(path, encoding="utf-8") as f:
+    text = f.read()
+  if old not in text:
+    raise AssertionError("{!r} not in {}".format(old, path))
+  with open(path, "w", encoding="utf-8") as f:
+    f.write(text.replace(old, new, 1))
+
+
+class NoxfileTest(parameterized.TestCase):
+
+  def test_one_tests_session_per_environment_of_the_matrix(self):
+    rc, out = _run_noxfile()
+    self.assertEqual(rc, 0, msg=out)
+    self.assertEqual(out["registered"]["tests"],
+                     [[e.name, [e.name], e.name]
+                      for e in _MATRIX.environments])
+    self.assertIn("bazel", out["registered"])
+    self.assertIsNone(out["sessions"])  # No CMP_ENVS: nox runs them all.
+
+  @parameterized.parameters(
+      [(e.name, "tests({})".format(e.name)) for e in _MATRIX.environments] +
+      [("bazel", "bazel")])
+  def test_env_option_selects_each_environment(self, name, session):
+    rc, out = _run_noxfile(cmp_envs=name)
+    self.assertEqual(rc, 0, msg=out)
+    self.assertEqual(out["sessions"], [session])
+
+  def test_env_option_keeps_the_order_given(self):
+    rc, out = _run_noxfile(cmp_envs="bazel,tf221,tf216")
+    self.assertEqual(rc, 0, msg=out)
+    self.assertEqual(out["sessions"], ["bazel", "tests(tf221)",
+                                       "tests(tf216)"])
+
+  def test_unknown_environment_is_refused_with_the_choices(self):
+    rc, err = _run_noxfile(cmp_envs="tf221,tf299")
+    self.assertNotEqual(rc, 0)
+    self.assertIn("unknown environment(s) tf299", err)
+    for env in _MATRIX.environments:
+      self.assertIn(env.name, err)
+
+  def test_virtualenvs_live_in_the_cache_outside_the_clone(self):
+    rc, out = _run_noxfile()
+    self.assertEqual(rc, 0, msg=out)
+    self.assertEqual(os.path.basename(out["envdir"]), "nox")
+    self.assertFalse(out["envdir"].startswith(_REPO + os.sep))
+
+  def test_core_suite_leaves_out_exactly_its_excluded_files(self):
+    self.assertNotEmpty(_CORE)
+    calls = [(e.name, []) for e in _CORE + _FULL]
+    rc, out = _run_noxfile(calls=calls)
+    self.assertEqual(rc, 0, msg=out)
+    for (name, _), args in zip(calls, out["pytest_args"]):
+      env = _MATRIX.get(name)
+      ignored = [a[len("--ignore="):] for a in args
+                 if a.startswith("--ignore=")]
+      with self.subTest(env=name):
+        # The whole tests/ directory, so a new test file is in every suite.
+        self.assertIn(os.path.join(_REPO, "tests"), args)
+        self.assertCountEqual(ignored,
+                              [os.path.join(_REPO, t) for t in env.exclude])
+        self.assertIn("--durations=10", args)
+
+  def test_bazel_tests_every_target_but_the_excluded_tests(self):
+    rc, out = _run_noxfile()
+    self.assertEqual(rc, 0, msg=out)
+    with open(os.path.join(_REPO, "BUILD"), encoding="utf-8") as f:
+      py_tests = set(re.findall(r'py_test\(\s*name = "(\w+)"', f.read()))
+    targets = out["bazel_targets"]
+    self.assertEqual(targets[:2], ["--", "//..."])
+    left_out = [t[len("-//:"):] for t in targets[2:]]
+    self.assertCountEqual(
+        left_out,
+        [os.path.splitext(os.path.basename(t))[0]
+         for t in _MATRIX.bazel_exclude])
+    # Each is a real target: a misspelt one would make `bazel test` fail.
+    self.assertContainsSubset(left_out, py_tests)
+
+  def test_named_test_file_runs_even_where_the_suite_leaves_it_out(self):
+    core = _CORE[0]
+    excluded = core.exclude[0]
+    rc, out = _run_noxfile(
+        calls=[(core.name, [excluded + "::Case", "-k", "name"])])
+    self.assertEqual(rc, 0, msg=out)
+    args = out["pytest_args"][0]
+    self.assertIn(os.path.join(_REPO, excluded) + "::Case", args)
+    self.assertNotIn(os.path.join(_REPO, "tests"), args)
+    self.assertFalse([a for a in args if a.startswith("--ignore=")])
+    self.assertEqual(args[-2:], ["-k", "name"])
+
+  def test_suites_exclude_only_existing_test_files(self):
+    for test in sorted({t for e in _MATRIX.environments for t in e.exclude}):
+      with self.subTest(test=test):
+        self.assertRegex(test, r"^tests/\w+_test\.py$")
+        self.assertTrue(os.path.exists(os.path.join(_REPO, test)),
+                        msg="{} excludes {}, which does not exist: the slow "
+                        "test it meant runs after all.".format(
+                            _CI_MATRIX["MATRIX_FILE"], test))
+
+  def test_core_suite_keeps_the_core_tests(self):
+    core_tests = ("loss_scale_manager", "loss_scale_optimizer", "hooks",
+                  "checkpoint_modes", "tf115_checkpoint", "alias", "upgrade",
+                  "validation")
+    for env in _CORE:
+      for name in core_tests:
+        self.assertNotIn("tests/{}_test.py".format(name), env.exclude)
+
+
+class MatrixFileTest(parameterized.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.repo = tempfile.mkdtemp()
+    self.addCleanup(shutil.rmtree, self.repo, ignore_errors=True)
+    _copy_repo_subset(self.repo)
+    self.toml = os.path.join(self.repo, "requirements", "environments.toml")
+
+  def _gen_table(self, *args):
+    return subprocess.run(
+        [sys.executable,
+         os.path.join(self.repo, "scripts", "gen_compat_table.py"),
+         "--repo", self.repo] + list(args),
+        capture_output=True, text=True, check=False)
+
+  def test_each_environment_reads_its_tensorflow_from_its_lock(self):
+    for env in _MATRIX.environments:
+      with open(os.path.join(_REPO, env.requirements)) as f:
+        text = f.read()
+      with self.subTest(env=env.name):
+        self.assertIn("\ntensorflow-cpu=={}\n".format(env.tf_version), text)
+
+  def test_minor_without_environment_is_not_marked_tested(self):
+    _edit(self.toml, '[env.tf217]\nsuite = "core"\n', "")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
+    self.assertEqual(row, ["| 2.17 | 3.9-3.12 | supported, not tested in CI |"])
+    self.assertNotIn("2.17.1", proc.stdout)
+
+  def test_table_quotes_the_pinned_version(self):
+    req = os.path.join(self.repo, "requirements", "tf218.txt")
+    _edit(req, "\ntensorflow-cpu==2.18.1\n", "\ntensorflow-cpu==2.18.0\n")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    self.assertIn("| 2.18 | 3.9-3.12 | supported, tested in CI (2.18.0, core "
+                  "suite) |", proc.stdout)
+
+  def test_changed_matrix_makes_the_readme_stale(self):
+    self.assertEqual(self._gen_table("--check").returncode, 0)
+    _edit(self.toml, '[env.tf219]\nsuite = "core"', '[env.tf219]\nsuite = '
+          '"full"')
+    proc = self._gen_table("--check")
+    self.assertEqual(proc.returncode, 1)
+    self.assertIn("stale", proc.stderr)
+
+  def test_environment_outside_the_supported_range_is_refused(self):
+    req = os.path.join(self.repo, "requirements", "tf215.txt")
+    _edit(req, "\ntensorflow-cpu==2.15.1\n", "\ntensorflow-cpu==2.14.1\n")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 2)
+    self.assertIn("requirements/tf215.txt tests TensorFlow 2.14.1, outside "
+                  "the supported range >=2.15.0,<2.22.0", proc.stderr)
+
+  @parameterized.named_parameters(
+      ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
+       '[env.tf216]\nsuite = "nightly"',
+       "environment 'tf216' has suite 'nightly'; expected one of "
+       "['core', 'full']"),
+      ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
+       "tf220.txt must pin `tensorflow-cpu==X.Y.Z` exactly once; found no "
+       "pin"),
+      ("two_pins", "tf220.txt", "\ntensorflow-cpu==2.20.0\n",
+       "\ntensorflow-cpu==2.20.0\ntensorflow_cpu==2.19.1\n",
+       "found ['2.20.0', '2.19.1']"),
+      ("bad_bazel_env", "toml", 'bazel_env = "tf221"',
+       'bazel_env = "tf222"', "bazel_env 'tf222' is not one of the "
+       "environments"),
+      ("bad_bazel_suite", "toml", 'bazel_suite = "core"',
+       'bazel_suite = "fast"', "bazel_suite 'fast' is not one of the suites"),
+      ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
+       "environment 'tf2210' has no requirements file "
+       "requirements/tf2210.txt"),
+  )
+  def test_malformed_matrix_is_a_clear_error(self, where, old, new, message):
+    path = self.toml if where == "toml" else os.path.join(
+        self.repo, "requirements", where)
+    _edit(path, old, new)
+    with self.assertRaises(_CI_MATRIX["MatrixError"]) as cm:
+      _CI_MATRIX["load"](self.repo)
+    self.assertIn(message, str(cm.exception))
+    # The generator reports it too, instead of writing a table.
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 2)
+    self.assertIn(message, proc.stderr)
+    self.assertEqual(proc.stdout, "")
+
+
+if __name__ == "__main__":
+  absltest.main()
