@@ -70,7 +70,10 @@ def _is_finite_all(tensors) -> tf.Tensor:
   # per tensor (500 of them for 500 small variables).
   by_tail = {}
   for t in tensors:
-    tail = tuple(t.shape[1:]) if t.shape.rank else None
+    # as_list(): under disable_v2_behavior() a shape's entries are
+    # Dimension objects, which cannot be dict keys.
+    tail = (tuple(t.shape[1:].as_list())
+            if t.shape.rank and t.shape[1:].is_fully_defined() else None)
     by_tail.setdefault(tail, []).append(t)
   parts = []
   for tail, group in by_tail.items():

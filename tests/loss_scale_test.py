@@ -15,12 +15,15 @@
 """Tests for the TF2 side: ExponentialUpdateLossScale and all_finite."""
 
 import os
+import subprocess
+import sys
 
 from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
 import policy_reference
+import program_util
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 
 MODES = ("graph", "eager", "function")
@@ -113,6 +116,30 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
       return loss_scale_lib.all_finite([tf.constant(v) for v in values])
 
     self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
+
+  def test_tf1_shapes_under_disable_v2_behavior(self):
+    # Under disable_v2_behavior() shapes hold Dimension objects, which are
+    # unhashable: grouping gradients by their trailing dimensions must still
+    # work there (every TF1 Session program runs this way). A subprocess,
+    # because the switch is process-global.
+    code = "\n".join([
+        "import numpy as np, tensorflow as tf",
+        "tf.compat.v1.disable_v2_behavior()",
+        "from contrib_mixed_precision import loss_scale",
+        "a = np.ones([3, 4], np.float32); b = np.ones([5, 4], np.float32)",
+        "b[4, 3] = np.nan",
+        "with tf.compat.v1.Session() as s:",
+        "  print([bool(x) for x in s.run([",
+        "      loss_scale.all_finite([tf.constant(a), tf.constant(a)]),",
+        "      loss_scale.all_finite([tf.constant(a), tf.constant(b)])])])",
+    ])
+    proc = subprocess.run([sys.executable, "-c", code],
+                          env=program_util.child_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=300, check=False)
+    output = proc.stdout.decode("utf-8", "replace")
+    self.assertEqual(proc.returncode, 0, output[-3000:])
+    self.assertEqual(output.strip().splitlines()[-1], "[True, False]")
 
   def test_which_path_each_size_takes(self):
     with tf.Graph().as_default() as g:
