@@ -197,8 +197,14 @@ def pytest_args(env, posargs):
   if not targets:
     targets = [str(REPO / "tests")]
     args = ["--ignore=" + str(REPO / t) for t in env.exclude] + args
+  # One pytest worker per core (pytest-xdist): most tests are bound by
+  # Python, TF imports and subprocesses, not by TF's own thread pools, and the
+  # matrix has seven environments to get through. `--dist loadscope` keeps a
+  # test class on one worker, so its setUpClass (a training run) runs once.
+  # A later `-n 0` in posargs turns it off.
   return ["-c", str(REPO / "pytest.ini"), "--rootdir", str(REPO),
-          "-p", "no:cacheprovider", "--durations=10"] + targets + args
+          "-p", "no:cacheprovider", "--durations=10",
+          "-n", "auto", "--dist", "loadscope"] + targets + args
 
 
 def _junit_counts(junit):

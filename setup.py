@@ -59,6 +59,7 @@ EXTRAS_REQUIRE = {
         "libcst",
         "matplotlib",
         "pytest",
+        "pytest-xdist",
     ],
     "demo": ["matplotlib"],
     # The `contrib-mp-upgrade` command (the `contrib_mp_upgrade` package)

@@ -178,6 +178,18 @@ class NoxfileTest(parameterized.TestCase):
         self.assertCountEqual(ignored,
                               [os.path.join(_REPO, t) for t in env.exclude])
         self.assertIn("--durations=10", args)
+        # One worker per core, a test class kept on one worker.
+        self.assertEqual(args[args.index("-n") + 1], "auto")
+        self.assertEqual(args[args.index("--dist") + 1], "loadscope")
+
+  def test_every_lock_pins_pytest_xdist(self):
+    # pytest_args always passes `-n`, which plain pytest rejects.
+    for env in _MATRIX.environments:
+      with open(os.path.join(_REPO, env.requirements)) as f:
+        pins = re.findall(r"(?m)^([\w.-]+)==", f.read())
+      with self.subTest(env=env.name):
+        self.assertIn("pytest-xdist", pins)
+        self.assertIn("execnet", pins)
 
   def test_bazel_tests_every_target_but_the_excluded_tests(self):
     rc, out = _run_noxfile()
