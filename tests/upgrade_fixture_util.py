@@ -22,17 +22,51 @@ its specification. Loss scaling with finite gradients must not change the
 weights beyond float rounding, and a skipped step must change nothing.
 """
 
+import atexit
 import collections
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "testdata", "upgrade_fixture")
+
+
+def tree_files(root: str) -> dict:
+  """{relative path: bytes} of every file under `root`.
+
+  Python's bytecode caches are left out: a test that runs a converted
+  program writes them into that tree.
+  """
+  out = {}
+  for directory, dirs, files in os.walk(root):
+    dirs[:] = [d for d in dirs if d != "__pycache__"]
+    for name in files:
+      path = os.path.join(directory, name)
+      with open(path, "rb") as f:
+        out[os.path.relpath(path, root).replace(os.sep, "/")] = f.read()
+  return out
+
+
+@functools.lru_cache(maxsize=None)
+def real_tree(path: str) -> str:
+  """A private copy of the tree at `path`, with every symlink resolved.
+
+  Under Bazel a test's data files are symlinks into the source tree, and the
+  upgrade command never follows a symlink (it skips and reports it), so the
+  fixture trees are handed to it as plain files. One copy per process.
+  """
+  parent = tempfile.mkdtemp(prefix="upgrade_fixture_")
+  atexit.register(shutil.rmtree, parent, ignore_errors=True)
+  dest = os.path.join(parent, os.path.basename(path))
+  shutil.copytree(path, dest, symlinks=False)
+  return dest
 
 # Mirrors common.py of the fixture; the test checks they agree.
 _X = np.array([1.0, 2.0, 3.0, 4.0])

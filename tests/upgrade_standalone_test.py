@@ -39,10 +39,13 @@ from absl.testing import absltest
 
 import contrib_mp_upgrade
 from contrib_mp_upgrade import cli
+import upgrade_fixture_util
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(_HERE)
-_FIXTURE = os.path.join(_HERE, "testdata", "upgrade_fixture")
+# Plain files even under Bazel, whose runfiles are symlinks.
+_FIXTURE = upgrade_fixture_util.real_tree(
+    os.path.join(_HERE, "testdata", "upgrade_fixture"))
 _PACKAGE_ROOT = os.path.dirname(os.path.dirname(
     os.path.abspath(contrib_mp_upgrade.__file__)))
 _FORBIDDEN = ("tensorflow", "tensorflow_core", "contrib_mixed_precision",

@@ -39,7 +39,8 @@ from contrib_mp_upgrade import cli
 from contrib_mp_upgrade import rewrite
 import upgrade_fixture_util as util
 
-FIXTURE = util.FIXTURE_DIR
+# Plain files even under Bazel, whose runfiles are symlinks.
+FIXTURE = util.real_tree(util.FIXTURE_DIR)
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHANGED = (
@@ -52,17 +53,6 @@ CHANGED = (
 UNTOUCHED = ("common.py", "models/__init__.py", "legacy/no_api.py",
              "legacy/other_contrib.py", "legacy/py2_train.py",
              "legacy/not_utf8.py", "data/config.json", "data/notes.txt")
-
-
-def _files(root):
-  """{relative path: bytes} of every file under `root`."""
-  out = {}
-  for directory, _, files in os.walk(root):
-    for name in files:
-      path = os.path.join(directory, name)
-      with open(path, "rb") as f:
-        out[os.path.relpath(path, root).replace(os.sep, "/")] = f.read()
-  return out
 
 
 def _tempdir(test):
@@ -109,15 +99,16 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("changed 15 file(s); 2 could not be parsed", self.stdout)
 
   def test_every_file_is_written(self):
-    self.assertCountEqual(_files(FIXTURE), _files(self.outtree))
+    self.assertCountEqual(util.tree_files(FIXTURE),
+                          util.tree_files(self.outtree))
 
   def test_untouched_files_are_byte_identical(self):
-    before, after = _files(FIXTURE), _files(self.outtree)
+    before, after = util.tree_files(FIXTURE), util.tree_files(self.outtree)
     for path in UNTOUCHED:
       self.assertEqual(before[path], after[path], path)
 
   def test_only_files_using_the_api_change(self):
-    before, after = _files(FIXTURE), _files(self.outtree)
+    before, after = util.tree_files(FIXTURE), util.tree_files(self.outtree)
     changed = sorted(p for p in before if before[p] != after[p])
     self.assertEqual(changed, sorted(CHANGED))
     for path in CHANGED:
@@ -131,7 +122,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
           self.assertNotIn("'mixed_precision'", code, path)
 
   def test_comments_and_other_contrib_uses_are_kept(self):
-    after = _files(self.outtree)
+    after = util.tree_files(self.outtree)
     attr = after["train_attr.py"].decode()
     self.assertIn("import tensorflow.compat.v1 as tf  # tf_upgrade_v2 wrote "
                   "this line\nimport contrib_mixed_precision\n", attr)
@@ -152,7 +143,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
                   "    .LossScaleOptimizer)", paths)
 
   def test_function_local_alias_gets_a_module_import(self):
-    code = _files(self.outtree)["models/function_local.py"].decode()
+    code = util.tree_files(self.outtree)["models/function_local.py"].decode()
     # The function that had its own import keeps it; the other function
     # reads the module-level import that the rewrite added.
     self.assertIn("def make_manager():\n  import contrib_mixed_precision\n",
@@ -162,7 +153,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("  return contrib_mixed_precision.LossScaleOptimizer(", code)
 
   def test_tensorflow_core_paths_are_rewritten(self):
-    code = _files(self.outtree)["models/core_paths.py"].decode()
+    code = util.tree_files(self.outtree)["models/core_paths.py"].decode()
     self.assertIn("from contrib_mixed_precision.loss_scale_manager import "
                   "ExponentialUpdateLossScaleManager\n", code)
     self.assertIn("from contrib_mixed_precision import (\n"
@@ -170,7 +161,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertNotIn("tensorflow_core", code.split('"""')[2])
 
   def test_contrib_object_bindings_go_when_only_mixed_precision_used(self):
-    code = _files(self.outtree)["models/contrib_object.py"].decode()
+    code = util.tree_files(self.outtree)["models/contrib_object.py"].decode()
     for gone in ("from tensorflow import contrib",
                  "import tensorflow.contrib as tfc", "contrib_lib = ",
                  "getattr("):
@@ -178,13 +169,14 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("mp = contrib_mixed_precision\n", code)
 
   def test_contrib_object_binding_stays_when_other_modules_use_it(self):
-    code = _files(self.outtree)["legacy/contrib_object_mixed.py"].decode()
+    code = util.tree_files(
+        self.outtree)["legacy/contrib_object_mixed.py"].decode()
     self.assertIn("from tensorflow import contrib\n", code)
     self.assertIn("net = contrib.layers.flatten(images)", code)
     self.assertIn("opt = contrib_mixed_precision.LossScaleOptimizer(", code)
 
   def test_star_import_brings_tf115_names_only(self):
-    code = _files(self.outtree)["models/star_import.py"].decode()
+    code = util.tree_files(self.outtree)["models/star_import.py"].decode()
     self.assertIn(
         "from contrib_mixed_precision import (\n"
         "    ExponentialUpdateLossScaleManager,\n"
@@ -193,7 +185,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
         "    LossScaleOptimizer)  # pylint: disable=wildcard-import\n", code)
 
   def test_crlf_and_latin1_are_kept(self):
-    after = _files(self.outtree)
+    after = util.tree_files(self.outtree)
     crlf = after["models/crlf_train.py"]
     self.assertEqual(crlf.count(b"\n"), crlf.count(b"\r\n"))
     self.assertIn(b"\r\nimport contrib_mixed_precision\r\n", crlf)
@@ -288,7 +280,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
     status, _, err = _main("--intree", self.outtree, "--outtree", second,
                            "--reportfile", report)
     self.assertEqual(status, 0, err)
-    self.assertEqual(_files(self.outtree), _files(second))
+    self.assertEqual(util.tree_files(self.outtree), util.tree_files(second))
     with open(report, encoding="utf-8") as f:
       self.assertNotIn("Converted (", f.read())
 
@@ -349,10 +341,10 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     self.addCleanup(os.chdir, self.cwd)
 
   def test_dry_run_prints_a_diff_and_writes_nothing(self):
-    before = _files(self.tmp)
+    before = util.tree_files(self.tmp)
     status, out, err = _main("--intree", self.tree, "--dry_run")
     self.assertEqual(status, 0, err)
-    self.assertEqual(_files(self.tmp), before)
+    self.assertEqual(util.tree_files(self.tmp), before)
     self.assertFalse(os.path.exists(os.path.join(self.tmp, "report.txt")))
     self.assertIn("--- a/train_attr.py\n+++ b/train_attr.py\n", out)
     self.assertIn("+import contrib_mixed_precision\n", out)
@@ -379,14 +371,15 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     status, out, err = _main("--intree", self.tree, "--inplace")
     self.assertEqual(status, 0, err)
     self.assertIn("changed 15 file(s)", out)
-    self.assertEqual(_files(self.tree), _files(expected))
+    self.assertEqual(util.tree_files(self.tree), util.tree_files(expected))
     for path in UNTOUCHED:
       # Not even rewritten with the same bytes.
       self.assertEqual(os.stat(os.path.join(self.tree, path)).st_mtime_ns,
                        mtimes[path], path)
     self.assertTrue(os.path.isfile(os.path.join(self.tmp, "report.txt")))
     # No temporary file is left beside the rewritten ones.
-    leftovers = [p for p in _files(self.tree) if "contrib-mp-upgrade" in p]
+    leftovers = [p for p in util.tree_files(self.tree)
+                 if "contrib-mp-upgrade" in p]
     self.assertEqual(leftovers, [])
 
   def test_inplace_single_file(self):
@@ -401,7 +394,7 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     status, _, err = _main("--intree", self.tree, "--outtree", outtree,
                            "--copyotherfiles", "False")
     self.assertEqual(status, 0, err)
-    written = _files(outtree)
+    written = util.tree_files(outtree)
     self.assertNotIn("data/config.json", written)
     self.assertIn("legacy/no_api.py", written)
 
@@ -410,7 +403,7 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     status, _, err = _main("--intree", self.tree, "--outtree", outtree,
                            "--reportfile", os.path.join(outtree, "r.txt"))
     self.assertEqual(status, 0, err)
-    self.assertIn("Total\n", _files(outtree)["r.txt"].decode())
+    self.assertIn("Total\n", util.tree_files(outtree)["r.txt"].decode())
 
   @parameterized.named_parameters(
       ("missing_infile", ["--infile", "nope.py", "--outfile", "o.py"],
@@ -440,13 +433,13 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
   )
   def test_bad_paths_fail_with_a_clear_message(self, argv, message):
     os.makedirs(os.path.join(self.tmp, "tree2", "x"))
-    before = _files(self.tmp)
+    before = util.tree_files(self.tmp)
     status, out, err = _main(*argv)
     self.assertEqual(status, 1)
     self.assertIn("contrib-mp-upgrade: error: ", err)
     self.assertIn(message, err)
     self.assertEqual(out, "")
-    self.assertEqual(_files(self.tmp), before)
+    self.assertEqual(util.tree_files(self.tmp), before)
     self.assertFalse(os.path.exists(os.path.join(self.tmp, "o")))
 
   def test_bad_flag_value_is_a_usage_error(self):

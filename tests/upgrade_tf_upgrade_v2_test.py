@@ -36,22 +36,13 @@ from contrib_mp_upgrade import cli
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 import upgrade_fixture_util as util
 
-_TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "testdata",
-                     "upgrade_tf1_tree")
+# Plain files even under Bazel, whose runfiles are symlinks.
+_TREE = util.real_tree(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "testdata", "upgrade_tf1_tree"))
 # 8 steps from a zero model; step 3 feeds NaN; scale 128, doubled every 2
 # good steps, halved after 2 bad ones.
 _PROGRAM = util.Program("train_tf1.py", 8, (3,),
                         ("exponential", 128.0, 2, 2, 2, 0.5))
-
-
-def _files(root):
-  out = {}
-  for directory, _, files in os.walk(root):
-    for name in files:
-      path = os.path.join(directory, name)
-      with open(path, "rb") as f:
-        out[os.path.relpath(path, root)] = f.read()
-  return out
 
 
 def _main(*argv):
@@ -108,7 +99,7 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
     self.assertIn("module 'tensorflow' has no attribute", proc.stderr)
 
   def test_both_converters_and_the_layers_rename_are_applied(self):
-    code = _files(self.outtree)["train_tf1.py"].decode()
+    code = util.tree_files(self.outtree)["train_tf1.py"].decode()
     self.assertIn("import contrib_mixed_precision\n", code)
     self.assertIn("manager = contrib_mixed_precision."
                   "ExponentialUpdateLossScaleManager(", code)
@@ -117,7 +108,7 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
     self.assertNotIn("tf.contrib", code.split('"""')[2])  # Code, not doc.
 
   def test_crlf_survives_tf_upgrade_v2(self):
-    helpers = _files(self.outtree)["helpers.py"]
+    helpers = util.tree_files(self.outtree)["helpers.py"]
     self.assertIn(b"tf.compat.v1.get_default_graph()", helpers)
     self.assertEqual(helpers.count(b"\n"), helpers.count(b"\r\n"))
 
@@ -134,7 +125,7 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
                            "--reportfile", os.path.join(self.tmp, "r2.txt"),
                            "--tf_upgrade_v2")
     self.assertEqual(status, 0, err)
-    ours, theirs = _files(self.outtree), _files(second)
+    ours, theirs = util.tree_files(self.outtree), util.tree_files(second)
     # tf_upgrade_v2 alone turned CRLF into LF; everything else is equal.
     theirs["helpers.py"] = theirs["helpers.py"].replace(b"\n", b"\r\n")
     self.assertEqual(ours, theirs)
