@@ -68,6 +68,7 @@ def real_tree(path: str) -> str:
   shutil.copytree(path, dest, symlinks=False)
   return dest
 
+
 # Mirrors common.py of the fixture; the test checks they agree.
 _X = np.array([1.0, 2.0, 3.0, 4.0])
 _Y = 3.0 * _X + 1.0
