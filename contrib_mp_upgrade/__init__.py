@@ -33,6 +33,8 @@ It rewrites every way TF 1.15 code reached the API, in every scope:
   `tensorflow.compat.v1`, or TF 1.15's real package `tensorflow_core`) was
   bound to, `getattr(tf.contrib, "mixed_precision")`, and uses through a
   name bound to `tf.contrib` itself;
+* `importlib.import_module("tensorflow.contrib.mixed_precision...")` and
+  `__import__(...)` with literal module names;
 * `from tensorflow.contrib.mixed_precision import X, Y` (a star import
   becomes TF 1.15's four names);
 * `from tensorflow.contrib import mixed_precision [as m]`;

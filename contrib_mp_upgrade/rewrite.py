@@ -74,6 +74,11 @@ STAR_EXPORTS = {
     _MP + ".python.loss_scale_optimizer": ("LossScaleOptimizer",),
 }
 
+# A string that names the API's module, as a dynamic import would take it.
+_MODULE_NAME = re.compile(
+    r"tensorflow(?:_core)?(?:\.compat\.v1)?\.contrib\.mixed_precision"
+    r"(?:\.\w+)*")
+
 # A test that decides by TensorFlow version (or by whether contrib exists).
 _VERSION_TEST = re.compile(
     r"__version__|\bversion\b|LooseVersion|StrictVersion|parse_version|"
@@ -246,6 +251,37 @@ def _getattr_literal(node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode,
   return node.args[0].value, value
 
 
+def _string_value(node: cst.CSTNode) -> Optional[str]:
+  """The value of a plain (or implicitly concatenated) str literal."""
+  if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+    return None
+  value = node.evaluated_value
+  return value if isinstance(value, str) else None
+
+
+def _call_argument(call: cst.Call, position: int,
+                   keyword: str) -> Tuple[bool, Optional[cst.Arg]]:
+  """`(understood, arg)`: the argument at `position` or named `keyword`.
+
+  Not understood when `*args` or `**kwargs` could hide it.
+  """
+  for i, arg in enumerate(call.args):
+    if arg.star:
+      return False, None
+    if arg.keyword is None and i == position:
+      return True, arg
+    if arg.keyword is not None and arg.keyword.value == keyword:
+      return True, arg
+  return True, None
+
+
+def _new_literal(old: cst.BaseExpression, value: str) -> cst.SimpleString:
+  """A string literal holding `value`, quoted as `old` (its first part) was."""
+  while isinstance(old, cst.ConcatenatedString):
+    old = old.left
+  return cst.SimpleString(old.prefix + old.quote + value + old.quote)
+
+
 def _import_target(node: cst.CSTNode, name: str) -> Optional[str]:
   """The dotted path the `import`/`from` statement `node` binds to `name`."""
   if isinstance(node, cst.Import):
@@ -327,8 +363,74 @@ class _Analysis:
     self._paths[key] = result
     return result
 
+  def imported_path(self, node: cst.CSTNode) -> Optional[str]:
+    """What a name or attribute chain is, when it comes only from imports.
+
+    `importlib.import_module` after `import importlib`, `load` after `from
+    importlib import import_module as load`, `builtins.__import__` for the
+    unshadowed builtin; None for anything a statement other than an import
+    could have bound.
+    """
+    if isinstance(node, cst.Attribute):
+      base = self.imported_path(node.value)
+      return None if base is None else base + "." + node.attr.value
+    scope = self.scopes.get(node) if isinstance(node, cst.Name) else None
+    if scope is None:
+      return None
+    targets = set()
+    for assignment in scope[node.value]:
+      if isinstance(assignment, metadata.BuiltinAssignment):
+        targets.add("builtins." + assignment.name)
+      elif isinstance(assignment, metadata.ImportAssignment):
+        targets.add(_import_target(assignment.node, assignment.name))
+      else:
+        return None
+    return targets.pop() if len(targets) == 1 else None
+
+  def dynamic_import(self, node: cst.CSTNode) -> Optional[
+      Tuple[cst.BaseExpression, str, bool]]:
+    """`(literal, module, returns module)` for a dynamic import of a literal.
+
+    `importlib.import_module("a.b")` returns module `a.b`; `__import__("a.b")`
+    returns `a` unless it is given a non-empty `fromlist`. None when `node`
+    is not such a call, or its module name or result cannot be known.
+    """
+    if not isinstance(node, cst.Call):
+      return None
+    function = self.imported_path(node.func)
+    if function not in ("importlib.import_module", "builtins.__import__"):
+      return None
+    known, name = _call_argument(node, 0, "name")
+    module = None if name is None else _string_value(name.value)
+    if not known or module is None or not all(
+        part.isidentifier() for part in module.split(".")):
+      return None
+    if function == "importlib.import_module":
+      known, package = _call_argument(node, 1, "package")
+      return (name.value, module, True) if known and package is None else None
+    known, level = _call_argument(node, 4, "level")
+    if not known or (level is not None and not (
+        isinstance(level.value, cst.Integer) and level.value.value == "0")):
+      return None
+    known, fromlist = _call_argument(node, 3, "fromlist")
+    if not known:
+      return None
+    if fromlist is None:
+      return name.value, module, False
+    value = fromlist.value
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+      return name.value, module, bool(value.elements)
+    if isinstance(value, cst.Name) and value.value == "None":
+      return name.value, module, False
+    return None  # A fromlist this command cannot see into.
+
   def _compute_path(self, node: cst.CSTNode, raw: bool) -> Optional[str]:
     norm = (lambda p: p) if raw else normalize
+    dynamic = self.dynamic_import(node)
+    if dynamic is not None:
+      _, module, returns_module = dynamic
+      result = module if returns_module else module.split(".")[0]
+      return norm(result) if _under(normalize(result), _TF) else None
     if isinstance(node, cst.Name):
       scope = self.scopes.get(node)
       if scope is None:
@@ -378,6 +480,11 @@ class _Collector(cst.CSTVisitor):
     self.other: List[Tuple[str, int]] = []
     self.layers: List[int] = []
     self.bare_layers: List[cst.Attribute] = []
+    # Dynamic imports of the API: {call: (module literal, new module)}.
+    self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
+    self.rewritten_literals: Set[cst.BaseExpression] = set()
+    # `(line, why)` for API-looking code that could not be resolved.
+    self.unresolved: List[Tuple[int, str]] = []
 
   def visit_Import(self, node: cst.Import) -> bool:
     return False
@@ -391,6 +498,7 @@ class _Collector(cst.CSTVisitor):
       return
     path = self.a.path(node)
     if path is None:
+      self._check_unresolved(node, base_node)
       return
     base = self.a.path(base_node)
     if path in (_MP, _MP + ".python"):
@@ -407,10 +515,79 @@ class _Collector(cst.CSTVisitor):
         # Written as `tf.layers`, not through `compat.v1`.
         self.bare_layers.append(node)
 
+  def _check_unresolved(self, node: cst.CSTNode,
+                        base_node: cst.CSTNode) -> None:
+    """Warns about `<x>.contrib.mixed_precision` where `x` is unknowable.
+
+    A parameter, an attribute (`self.tf`) or a name that some other code
+    returned may well be TensorFlow; a name that only imports bind (`import numpy as
+    tf`) is known not to be.
+    """
+    literal = _getattr_literal(node)
+    attr = node.attr.value if isinstance(node, cst.Attribute) else (
+        literal[1] if literal else None)
+    contrib = self.a.base_of(base_node)
+    if attr != "mixed_precision" or contrib is None:
+      return
+    if _dotted(base_node) is None or not _dotted(base_node).endswith(
+        "contrib"):
+      literal = _getattr_literal(base_node)
+      if literal is None or literal[1] != "contrib":
+        return
+    root = contrib
+    while self.a.base_of(root) is not None:
+      root = self.a.base_of(root)
+    if isinstance(root, cst.Name):
+      scope = self.a.scopes.get(root)
+      assignments = scope[root.value] if scope is not None else ()
+      if assignments and all(
+          isinstance(a, (metadata.ImportAssignment,
+                         metadata.BuiltinAssignment)) for a in assignments):
+        return  # Only imports bind it, and none of them is TensorFlow.
+    self.unresolved.append((self.a.line(node), (
+        "`{}` looks like TF 1.15's `tf.contrib.mixed_precision`, but this "
+        "command cannot tell what `{}` is here (a parameter, an attribute, "
+        "or a name bound by other code), so it is left unchanged. If it is "
+        "TensorFlow, this fails on TensorFlow 2: use "
+        "`contrib_mixed_precision` here, or call "
+        "`contrib_mixed_precision.install_alias()` before it runs.").format(
+            _short(_code(node)), _short(_code(contrib)))))
+
+  def _check_string(self, node: cst.CSTNode) -> None:
+    value = _string_value(node)
+    if (value is None or node in self.rewritten_literals or
+        not _MODULE_NAME.fullmatch(value)):
+      return
+    self.unresolved.append((self.a.line(node), (
+        "the string `{}` names TF 1.15's module `{}`, which does not exist "
+        "on TensorFlow 2; code that imports it by name fails there. This "
+        "command rewrites only `importlib.import_module` and `__import__` "
+        "calls it can read, so this is left unchanged: use `{}` instead."
+        ).format(_short(_code(node)), value, map_module(value))))
+
+  def visit_SimpleString(self, node: cst.SimpleString) -> None:
+    self._check_string(node)
+
+  def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
+    self._check_string(node)
+    return False
+
   def visit_Attribute(self, node: cst.Attribute) -> None:
     self._visit_expression(node)
 
   def visit_Call(self, node: cst.Call) -> None:
+    dynamic = self.a.dynamic_import(node)
+    if dynamic is not None:
+      literal, module, returns_module = dynamic
+      module = normalize(module)
+      if _under(module, _MP):
+        # On TF 2 the import itself would fail: load this package instead,
+        # or, where the call returns the root package, TensorFlow itself.
+        self.literals[node] = (literal, map_module(module)
+                               if returns_module else _TF)
+        self.rewritten_literals.add(literal)
+      elif _other_contrib(module):
+        self.other.append((_other_contrib(module), self.a.line(node)))
     self._visit_expression(node)
 
 
@@ -466,6 +643,7 @@ class _Plan:
 
   def __init__(self):
     self.replace: Dict[cst.CSTNode, str] = {}
+    self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
     self.remove_aliases: Set[cst.ImportAlias] = set()
     self.rename_aliases: Dict[cst.ImportAlias, str] = {}
     self.remove_statements: Set[cst.CSTNode] = set()
@@ -697,7 +875,17 @@ class _Rewriter(cst.CSTTransformer):
     return self._leave_expression(original_node, updated_node)
 
   def leave_Call(self, original_node, updated_node):
-    return self._leave_expression(original_node, updated_node)
+    if original_node not in self.plan.literals:
+      return self._leave_expression(original_node, updated_node)
+    literal, module = self.plan.literals[original_node]
+    args = list(updated_node.args)
+    for i, arg in enumerate(original_node.args):
+      if arg.value is literal:
+        args[i] = args[i].with_changes(value=_new_literal(literal, module))
+    result = updated_node.with_changes(args=args)
+    self._note(original_node, self.a.line(original_node),
+               _code(original_node), _code(result))
+    return result
 
   def visit_Import(self, node: cst.Import) -> bool:
     return False
@@ -985,6 +1173,11 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
         alias_name = _fresh_name(analysis, PACKAGE + "_lib")
       name = alias_name
     plan.replace[node] = name
+  replaced = set(targets)
+  plan.literals = {
+      call: change for call, change in collector.literals.items()
+      if call not in replaced and
+      not any(p in replaced for p in analysis.ancestors(call))}
   rewriter = _Rewriter(analysis, plan)
   new_tree = analysis.module.visit(rewriter)
   for node in targets:
@@ -1001,7 +1194,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   result.legacy_layers = sorted(set(collector.layers + rewriter.layers))
   result.bare_layers = sorted({analysis.line(n)
                                for n in collector.bare_layers})
-  warnings = set(plan.warnings) | set(rewriter.warnings)
+  warnings = (set(plan.warnings) | set(rewriter.warnings) |
+              set(collector.unresolved))
   result.warnings = sorted(warnings)
   if not rewriter.changes:
     return result

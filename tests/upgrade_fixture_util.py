@@ -115,6 +115,8 @@ UPGRADE_PROGRAMS = (
                    False),
     UpgradeProgram("models/latin1_train.py", 5, (), ("fixed", 2.0),
                    {"author": "Fran\xe7oise M\xfcller"}, False),
+    UpgradeProgram("models/dynamic_import.py", 9, (2, 3),
+                   ("exponential", 2.0**12, 3, 1, 2, 0.25), {}, False),
     UpgradeProgram("models/layers_train.py", 10, (2, 4),
                    ("exponential", 256.0, 2, 2, 2, 0.5), {}, True),
 )

@@ -157,7 +157,7 @@ class StandaloneTest(absltest.TestCase):
                  "--reportfile", os.path.join(self.tmp, "there.txt")],
                 env=env, cwd=self.tmp)
     self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-    self.assertIn("changed 15 file(s)", proc.stdout)
+    self.assertIn("changed 16 file(s)", proc.stdout)
     here = os.path.join(self.tmp, "here")
     cli.run(intree=_FIXTURE, outtree=here,
             reportfile=os.path.join(self.tmp, "here.txt"))

@@ -49,7 +49,8 @@ CHANGED = (
     "models/function_local.py", "models/core_paths.py",
     "models/contrib_object.py", "models/guarded.py", "models/star_import.py",
     "models/crlf_train.py", "models/latin1_train.py",
-    "models/layers_train.py", "legacy/contrib_object_mixed.py")
+    "models/layers_train.py", "models/dynamic_import.py",
+    "legacy/contrib_object_mixed.py")
 UNTOUCHED = ("common.py", "models/__init__.py", "legacy/no_api.py",
              "legacy/other_contrib.py", "legacy/py2_train.py",
              "legacy/not_utf8.py", "data/config.json", "data/notes.txt")
@@ -96,7 +97,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
 
   def test_command_succeeds(self):
     self.assertEqual(self.status, 0, self.stderr)
-    self.assertIn("changed 15 file(s); 2 could not be parsed", self.stdout)
+    self.assertIn("changed 16 file(s); 2 could not be parsed", self.stdout)
 
   def test_every_file_is_written(self):
     self.assertCountEqual(util.tree_files(FIXTURE),
@@ -228,6 +229,15 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
        "`(removed)`\n  18: `contrib_lib = tf.contrib` -> `(removed)`\n",),
       ("  25: `getattr(tf.contrib, \"mixed_precision\")` -> "
        "`contrib_mixed_precision`\n",),
+      # Dynamic imports: the module literal changes, the call stays.
+      ("models/dynamic_import.py\n  24: `importlib.import_module( "
+       "\"tensorflow.contrib.mixed_precision.python.loss_scale_manager\")` -> "
+       "`importlib.import_module( \"contrib_mixed_precision."
+       "loss_scale_manager\")`\n",),
+      ("  32: `__import__(\"tensorflow.contrib.mixed_precision\")` -> "
+       "`__import__(\"tensorflow\")`\n  34: `__import__(\"tensorflow\")."
+       "contrib.mixed_precision.LossScaleOptimizer` -> "
+       "`contrib_mixed_precision.LossScaleOptimizer`\n",),
       # Other contrib uses through a `tf.contrib` object: line numbers.
       ("  8: WARNING: `contrib` is bound to `tf.contrib` here and is still "
        "used for `layers` (line 12).",),
@@ -254,7 +264,7 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
        "3)",),
       ("legacy/other_contrib.py: layers x1 (line 9); slim x1 (line 4)\n",),
       ("Total\n",),
-      ("Python files: 21 read, 15 converted, 2 not parsed; other files and "
+      ("Python files: 22 read, 16 converted, 2 not parsed; other files and "
        "links: 2; skipped: 0.\nWarnings to review: 4 in 2 files.\n"
        "Other tf.contrib modules still used: layers (3 uses in 3 files), "
        "slim (1 use in 1 file).\nLeft to do by hand:\n",),
@@ -352,8 +362,8 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn("+import contrib_mixed_precision as mixed_precision\n", out)
     self.assertNotIn("no_api.py", out)
     self.assertIn("Converted (tf.contrib.mixed_precision -> "
-                  "contrib_mixed_precision): 15 files", out)
-    self.assertIn("Dry run: 15 file(s) would change; nothing was written.",
+                  "contrib_mixed_precision): 16 files", out)
+    self.assertIn("Dry run: 16 file(s) would change; nothing was written.",
                   out)
 
   def test_dry_run_with_an_outtree_does_not_create_it(self):
@@ -370,7 +380,7 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
               for p in UNTOUCHED}
     status, out, err = _main("--intree", self.tree, "--inplace")
     self.assertEqual(status, 0, err)
-    self.assertIn("changed 15 file(s)", out)
+    self.assertIn("changed 16 file(s)", out)
     self.assertEqual(util.tree_files(self.tree), util.tree_files(expected))
     for path in UNTOUCHED:
       # Not even rewritten with the same bytes.
@@ -675,6 +685,50 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "import contrib_mixed_precision\n"
        "mp = contrib_mixed_precision\n"
        "o = contrib_mixed_precision.LossScaleOptimizer\n"),
+      # Dynamic imports with literal module names.
+      ("import_module_literal",
+       "import importlib\n"
+       "mp = importlib.import_module('tensorflow.contrib.mixed_precision')\n"
+       "m = importlib.import_module(\n"
+       "    'tensorflow_core.contrib.mixed_precision.python.'\n"
+       "    'loss_scale_manager')\n",
+       "import importlib\n"
+       "mp = importlib.import_module('contrib_mixed_precision')\n"
+       "m = importlib.import_module(\n"
+       "    'contrib_mixed_precision.loss_scale_manager')\n"),
+      ("import_module_from_importlib",
+       "from importlib import import_module as load\n"
+       "def f():\n"
+       "  return load(\"tensorflow.contrib.mixed_precision\").LossScaleManager\n",
+       "from importlib import import_module as load\n"
+       "def f():\n"
+       "  return load(\"contrib_mixed_precision\").LossScaleManager\n"),
+      ("dunder_import_attribute",
+       "\"\"\"Doc.\"\"\"\n"
+       "x = __import__('tensorflow').contrib.mixed_precision.LossScaleManager\n",
+       "\"\"\"Doc.\"\"\"\n"
+       "import contrib_mixed_precision\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
+      ("dunder_import_returns_the_root",
+       "tf = __import__('tensorflow.contrib.mixed_precision')\n"
+       "x = tf.contrib.mixed_precision.LossScaleManager\n"
+       "z = tf.zeros\n",
+       "import contrib_mixed_precision\n"
+       "tf = __import__('tensorflow')\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"
+       "z = tf.zeros\n"),
+      ("dunder_import_fromlist_returns_the_module",
+       "lso = __import__('tensorflow.contrib.mixed_precision.python.'\n"
+       "                 'loss_scale_optimizer', None, None, ['x'])\n",
+       "lso = __import__('contrib_mixed_precision.loss_scale_optimizer', None, "
+       "None, ['x'])\n"),
+      ("import_module_of_contrib_only_for_mixed_precision",
+       "import importlib\n"
+       "contrib = importlib.import_module('tensorflow.contrib')\n"
+       "x = contrib.mixed_precision.LossScaleManager\n",
+       "import contrib_mixed_precision\n"
+       "import importlib\n"
+       "x = contrib_mixed_precision.LossScaleManager\n"),
       ("import_tensorflow_contrib_binds_tensorflow",
        "import tensorflow.contrib\n"
        "x = tensorflow.contrib.mixed_precision.LossScaleManager\n"
@@ -723,6 +777,16 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "import tensorflow as tf\nx = tf.contrib.opt.LazyAdamOptimizer\n"),
       ("contrib_object_for_others_only",
        "from tensorflow import contrib\nx = contrib.layers.flatten\n"),
+      ("import_module_of_a_variable",
+       "import importlib\nm = importlib.import_module(name)\n"),
+      ("import_module_not_importlib",
+       "import plugins as importlib\n"
+       "m = importlib.import_module('tensorflow.contrib.mixed_precision')\n"),
+      ("dunder_import_shadowed",
+       "def __import__(name):\n  return name\n"
+       "m = __import__('tensorflow.contrib.mixed_precision')\n"),
+      ("dunder_import_other_module",
+       "m = __import__('mylib.contrib.mixed_precision', fromlist=['x'])\n"),
       ("own_mixed_precision_module",
        "from . import mixed_precision\nimport mixed_precision as mp\n"
        "x = mixed_precision.AutomaticLossScaler\n"),
@@ -782,6 +846,49 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(result.warnings[0][0], line)
     self.assertIn(why, result.warnings[0][1])
 
+  @parameterized.named_parameters(
+      ("parameter",
+       "def build(tf):\n  return tf.contrib.mixed_precision.LossScaleManager\n",
+       2, "`tf.contrib.mixed_precision`", "`tf`"),
+      ("attribute_of_self",
+       "class M:\n  def f(self):\n    return self.tf.contrib.mixed_precision\n",
+       3, "`self.tf.contrib.mixed_precision`", "`self.tf`"),
+      ("name_returned_by_other_code",
+       "tf = load_tensorflow()\n"
+       "x = getattr(tf.contrib, 'mixed_precision')\n",
+       2, "`getattr(tf.contrib, 'mixed_precision')`", "`tf`"),
+      ("module_name_in_a_string",
+       "import plugins\nm = plugins.load('tensorflow.contrib.mixed_precision')\n",
+       2, "`'tensorflow.contrib.mixed_precision'`", "imports it by name"),
+      ("dunder_import_with_a_computed_fromlist",
+       "names = ['x']\nm = __import__(\n"
+       "    'tensorflow_core.contrib.mixed_precision.python', fromlist=names)\n",
+       3, "`'tensorflow_core.contrib.mixed_precision.python'`",
+       "imports it by name"),
+  )
+  def test_unresolved_uses_are_left_and_warned(self, source, line, code,
+                                               why):
+    result = _upgrade(source)
+    self.assertFalse(result.changed)
+    self.assertLen(result.warnings, 1, result.warnings)
+    self.assertEqual(result.warnings[0][0], line)
+    self.assertIn(code, result.warnings[0][1])
+    self.assertIn(why, result.warnings[0][1])
+    self.assertIn("left unchanged", result.warnings[0][1])
+
+  @parameterized.named_parameters(
+      ("another_library_named_tf",
+       "import numpy as tf\nx = tf.contrib.mixed_precision\n"),
+      ("docstring_and_message",
+       "'''Uses tensorflow.contrib.mixed_precision.'''\n"
+       "print('tensorflow.contrib.mixed_precision is gone')\n"),
+      ("rewritten_dynamic_import",
+       "import importlib\n"
+       "m = importlib.import_module('tensorflow.contrib.mixed_precision')\n"),
+  )
+  def test_resolved_or_unrelated_uses_are_not_warned(self, source):
+    self.assertEqual(_upgrade(source).warnings, [])
+
   def test_unguarded_rewrites_are_not_warned(self):
     result = _upgrade(
         "import tensorflow as tf\n"
@@ -805,6 +912,16 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(result.other_contrib,
                      {"slim": [2], "layers": [3, 4, 5], "opt": [6]})
     self.assertEqual(result.warnings, [])
+
+  def test_other_contrib_modules_loaded_dynamically_are_counted(self):
+    result = _upgrade(
+        "import importlib\n"
+        "slim = importlib.import_module('tensorflow.contrib.slim')\n"
+        "opt = __import__('tensorflow').contrib.opt.LazyAdamOptimizer\n"
+        "tfl = __import__('tensorflow.contrib.layers', fromlist=['x'])\n")
+    self.assertFalse(result.changed)
+    self.assertEqual(result.other_contrib,
+                     {"slim": [2], "opt": [3], "layers": [4]})
 
   def test_contrib_object_still_used_for_others_is_reported(self):
     result = _upgrade(
