@@ -305,9 +305,13 @@ class _Analysis:
 
   def __init__(self, wrapper: metadata.MetadataWrapper):
     self.module = wrapper.module
-    self.scopes = wrapper.resolve(metadata.ScopeProvider)
-    self.parents = wrapper.resolve(metadata.ParentNodeProvider)
-    self.positions = wrapper.resolve(metadata.PositionProvider)
+    # One batched pass over the tree computes all three.
+    resolved = wrapper.resolve_many([metadata.ScopeProvider,
+                                     metadata.ParentNodeProvider,
+                                     metadata.PositionProvider])
+    self.scopes = resolved[metadata.ScopeProvider]
+    self.parents = resolved[metadata.ParentNodeProvider]
+    self.positions = resolved[metadata.PositionProvider]
     self._paths: Dict[Tuple[cst.CSTNode, bool], Optional[str]] = {}
     self._active: Set[Tuple[cst.CSTNode, bool]] = set()
 
