@@ -224,6 +224,11 @@ def _code(node: cst.CSTNode) -> str:
   return " ".join(_EMPTY_MODULE.code_for_node(node).split())
 
 
+def _statement_code(node: cst.SimpleStatementLine) -> str:
+  """`_code` of a statement line, without the comment lines above it."""
+  return _code(node.with_changes(leading_lines=()))
+
+
 def _binding_name(alias: cst.ImportAlias) -> str:
   """The name an `import` or `from` alias binds in its scope."""
   if alias.asname is not None:
@@ -1014,20 +1019,20 @@ class _Rewriter(cst.CSTTransformer):
     if not changed:
       return updated_node
     line = self.a.line(original_node)
-    old = _code(original_node)
+    old = _statement_code(original_node)
     if not body:
       self._note(original_node, line, old, "(removed)")
       return cst.RemoveFromParent()
     if len(body) == 1 or not all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
       result = updated_node.with_changes(body=body)
-      self._note(original_node, line, old, _code(result))
+      self._note(original_node, line, old, _statement_code(result))
       return result
     # Split imports into one line each; the first keeps the line's comments.
     lines = [updated_node.with_changes(body=[body[0]])]
     lines += [cst.SimpleStatementLine(body=[s]) for s in body[1:]]
     self._note(original_node, line, old,
-               "; ".join(_code(s) for s in lines))
+               "; ".join(_statement_code(s) for s in lines))
     return cst.FlattenSentinel(lines)
 
 
@@ -1109,6 +1114,9 @@ def decode_error(source: bytes) -> Optional[str]:
   return None
 
 
+_INDENT = re.compile(rb"^[ \t]*(?=\S)", re.MULTILINE)
+
+
 def _parse_error(source: bytes, error: Exception) -> str:
   line = getattr(error, "raw_line", None)
   try:
@@ -1119,6 +1127,23 @@ def _parse_error(source: bytes, error: Exception) -> str:
     line = e.lineno or line
   except ValueError:
     pass
+  else:
+    # Valid Python that libcst rejects: in practice, indentation that mixes
+    # tabs and spaces in ways CPython resolves (a tab to the next multiple
+    # of 8) and libcst's tokenizer does not.
+    why = str(getattr(error, "message", "") or "").replace(
+        "tokenizer error: ", "")
+    indents = [m for m in _INDENT.finditer(source) if m.group()]
+    tabbed = [m for m in indents if b"\t" in m.group()]
+    if tabbed and any(b" " in m.group() for m in indents):
+      tab_line = source.count(b"\n", 0, tabbed[0].start()) + 1
+      return ("Python parses it, but libcst, which this command uses, cannot "
+              "({}): its indentation mixes tabs and spaces (the first tab "
+              "is at line {}). Re-indent it with spaces only and run "
+              "again".format(
+                  why, tab_line))
+    return ("Python parses it, but libcst, which this command uses, cannot "
+            "({}). Please report this with the file".format(why))
   where = " at line {}".format(line) if line else ""
   hint = ""
   if _PY2_HINT.search(source):

@@ -889,6 +889,15 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
   def test_resolved_or_unrelated_uses_are_not_warned(self, source):
     self.assertEqual(_upgrade(source).warnings, [])
 
+  def test_report_quotes_the_statement_without_comments_above_it(self):
+    result = _upgrade(
+        "import os\n"
+        "# import tensorflow.contrib.slim as slim\n"
+        "from tensorflow.contrib.mixed_precision import LossScaleOptimizer\n")
+    self.assertEqual([(c.line, c.old, c.new) for c in result.changes], [(
+        3, "from tensorflow.contrib.mixed_precision import LossScaleOptimizer",
+        "from contrib_mixed_precision import LossScaleOptimizer")])
+
   def test_unguarded_rewrites_are_not_warned(self):
     result = _upgrade(
         "import tensorflow as tf\n"
@@ -986,6 +995,16 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "Python 2: port it to Python 3)"),
       ("python3_syntax_error", b"def f(:\n  pass\n",
        "it does not parse as Python 3 (syntax error at line 1)"),
+      # Python accepts this indentation (a tab counts to the next multiple
+      # of 8); libcst does not. The cause must not read "not Python 3".
+      ("tabs_libcst_rejects",
+       b"import tensorflow as tf\n"
+       b"def f(x):\n\tfor i in x:\n" + b" " * 16 + b"y = 1\n" +
+       b" " * 16 + b"if y:\n" + b" " * 16 + b"\tz = 2\n",
+       "Python parses it, but libcst, which this command uses, cannot "
+       "(no matching outer block for dedent): its indentation mixes tabs "
+       "and spaces (the first tab is at line 3). Re-indent it with spaces "
+       "only and run again"),
   )
   def test_unreadable_source_is_returned_unchanged(self, source, error):
     result = rewrite.upgrade_source(source)
