@@ -415,8 +415,9 @@ class _Analysis:
         part.isidentifier() for part in module.split(".")):
       return None
     if function == "importlib.import_module":
-      known, package = _call_argument(node, 1, "package")
-      return (name.value, module, True) if known and package is None else None
+      # `package` matters only for relative names, which are not literals
+      # of TF paths.
+      return name.value, module, True
     known, level = _call_argument(node, 4, "level")
     if not known or (level is not None and not (
         isinstance(level.value, cst.Integer) and level.value.value == "0")):
@@ -529,20 +530,13 @@ class _Collector(cst.CSTVisitor):
     """Warns about `<x>.contrib.mixed_precision` where `x` is unknowable.
 
     A parameter, an attribute (`self.tf`) or a name that some other code
-    returned may well be TensorFlow; a name that only imports bind (`import numpy as
-    tf`) is known not to be.
+    returned may well be TensorFlow; a name that only imports bind
+    (`import numpy as tf`) is known not to be.
     """
-    literal = _getattr_literal(node)
-    attr = node.attr.value if isinstance(node, cst.Attribute) else (
-        literal[1] if literal else None)
-    contrib = self.a.base_of(base_node)
-    if attr != "mixed_precision" or contrib is None:
+    if (self._attribute_name(node) != "mixed_precision" or
+        self._attribute_name(base_node) != "contrib"):
       return
-    if _dotted(base_node) is None or not _dotted(base_node).endswith(
-        "contrib"):
-      literal = _getattr_literal(base_node)
-      if literal is None or literal[1] != "contrib":
-        return
+    contrib = self.a.base_of(base_node)
     root = contrib
     while self.a.base_of(root) is not None:
       root = self.a.base_of(root)
@@ -561,6 +555,14 @@ class _Collector(cst.CSTVisitor):
         "`contrib_mixed_precision` here, or call "
         "`contrib_mixed_precision.install_alias()` before it runs.").format(
             _short(_code(node)), _short(_code(contrib)))))
+
+  @staticmethod
+  def _attribute_name(node: cst.CSTNode) -> Optional[str]:
+    """`b` of `a.b` or of `getattr(a, "b")`, else None."""
+    if isinstance(node, cst.Attribute):
+      return node.attr.value
+    literal = _getattr_literal(node)
+    return None if literal is None else literal[1]
 
   def _check_string(self, node: cst.CSTNode) -> None:
     value = _string_value(node)
@@ -1140,10 +1142,9 @@ def _parse_error(source: bytes, error: Exception) -> str:
       return ("Python parses it, but libcst, which this command uses, cannot "
               "({}): its indentation mixes tabs and spaces (the first tab "
               "is at line {}). Re-indent it with spaces only and run "
-              "again".format(
-                  why, tab_line))
+              "again".format(why, tab_line))
     return ("Python parses it, but libcst, which this command uses, cannot "
-            "({}). Please report this with the file".format(why))
+            "({}); convert it by hand".format(why))
   where = " at line {}".format(line) if line else ""
   hint = ""
   if _PY2_HINT.search(source):

@@ -696,16 +696,25 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "mp = importlib.import_module('contrib_mixed_precision')\n"
        "m = importlib.import_module(\n"
        "    'contrib_mixed_precision.loss_scale_manager')\n"),
+      ("import_module_with_a_package",
+       "import importlib\n"
+       "m = importlib.import_module('tensorflow.contrib.mixed_precision', "
+       "package=None)\n",
+       "import importlib\n"
+       "m = importlib.import_module('contrib_mixed_precision', "
+       "package=None)\n"),
       ("import_module_from_importlib",
        "from importlib import import_module as load\n"
        "def f():\n"
-       "  return load(\"tensorflow.contrib.mixed_precision\").LossScaleManager\n",
+       "  return load(\"tensorflow.contrib.mixed_precision\")"
+       ".LossScaleManager\n",
        "from importlib import import_module as load\n"
        "def f():\n"
        "  return load(\"contrib_mixed_precision\").LossScaleManager\n"),
       ("dunder_import_attribute",
        "\"\"\"Doc.\"\"\"\n"
-       "x = __import__('tensorflow').contrib.mixed_precision.LossScaleManager\n",
+       "x = __import__('tensorflow').contrib.mixed_precision."
+       "LossScaleManager\n",
        "\"\"\"Doc.\"\"\"\n"
        "import contrib_mixed_precision\n"
        "x = contrib_mixed_precision.LossScaleManager\n"),
@@ -858,11 +867,13 @@ class UpgradeSourceTest(tf.test.TestCase, parameterized.TestCase):
        "x = getattr(tf.contrib, 'mixed_precision')\n",
        2, "`getattr(tf.contrib, 'mixed_precision')`", "`tf`"),
       ("module_name_in_a_string",
-       "import plugins\nm = plugins.load('tensorflow.contrib.mixed_precision')\n",
+       "import plugins\n"
+       "m = plugins.load('tensorflow.contrib.mixed_precision')\n",
        2, "`'tensorflow.contrib.mixed_precision'`", "imports it by name"),
       ("dunder_import_with_a_computed_fromlist",
        "names = ['x']\nm = __import__(\n"
-       "    'tensorflow_core.contrib.mixed_precision.python', fromlist=names)\n",
+       "    'tensorflow_core.contrib.mixed_precision.python',\n"
+       "    fromlist=names)\n",
        3, "`'tensorflow_core.contrib.mixed_precision.python'`",
        "imports it by name"),
   )
