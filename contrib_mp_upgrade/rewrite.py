@@ -245,15 +245,19 @@ def _getattr_literal(node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode,
   if any(a.star or a.keyword for a in node.args):
     return None
   literal = node.args[1].value
-  if not isinstance(literal, cst.SimpleString):
-    return None
-  try:
-    value = ast.literal_eval(literal.value)
-  except (ValueError, SyntaxError):
-    return None
-  if not isinstance(value, str) or not value.isidentifier():
+  value = (_string_value(literal)
+           if isinstance(literal, cst.SimpleString) else None)
+  if value is None or not value.isidentifier():
     return None
   return node.args[0].value, value
+
+
+def _attribute_name(node: cst.CSTNode) -> Optional[str]:
+  """`b` of `a.b` or of `getattr(a, "b")`, else None."""
+  if isinstance(node, cst.Attribute):
+    return node.attr.value
+  literal = _getattr_literal(node)
+  return None if literal is None else literal[1]
 
 
 def _string_value(node: cst.CSTNode) -> Optional[str]:
@@ -492,7 +496,6 @@ class _Collector(cst.CSTVisitor):
     self.bare_layers: List[cst.Attribute] = []
     # Dynamic imports of the API: {call: (module literal, new module)}.
     self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
-    self.rewritten_literals: Set[cst.BaseExpression] = set()
     # `(line, why)` for API-looking code that could not be resolved.
     self.unresolved: List[Tuple[int, str]] = []
 
@@ -533,8 +536,8 @@ class _Collector(cst.CSTVisitor):
     returned may well be TensorFlow; a name that only imports bind
     (`import numpy as tf`) is known not to be.
     """
-    if (self._attribute_name(node) != "mixed_precision" or
-        self._attribute_name(base_node) != "contrib"):
+    if (_attribute_name(node) != "mixed_precision" or
+        _attribute_name(base_node) != "contrib"):
       return
     contrib = self.a.base_of(base_node)
     root = contrib
@@ -556,19 +559,11 @@ class _Collector(cst.CSTVisitor):
         "`contrib_mixed_precision.install_alias()` before it runs.").format(
             _short(_code(node)), _short(_code(contrib)))))
 
-  @staticmethod
-  def _attribute_name(node: cst.CSTNode) -> Optional[str]:
-    """`b` of `a.b` or of `getattr(a, "b")`, else None."""
-    if isinstance(node, cst.Attribute):
-      return node.attr.value
-    literal = _getattr_literal(node)
-    return None if literal is None else literal[1]
-
   def _check_string(self, node: cst.CSTNode) -> None:
     value = _string_value(node)
-    if (value is None or node in self.rewritten_literals or
-        not _MODULE_NAME.fullmatch(value)):
-      return
+    if value is None or not _MODULE_NAME.fullmatch(value) or any(
+        node is literal for literal, _ in self.literals.values()):
+      return  # Not a module name, or one `visit_Call` rewrites.
     self.unresolved.append((self.a.line(node), (
         "the string `{}` names TF 1.15's module `{}`, which does not exist "
         "on TensorFlow 2; code that imports it by name fails there. This "
@@ -596,17 +591,20 @@ class _Collector(cst.CSTVisitor):
         # or, where the call returns the root package, TensorFlow itself.
         self.literals[node] = (literal, map_module(module)
                                if returns_module else _TF)
-        self.rewritten_literals.add(literal)
       elif _other_contrib(module):
         self.other.append((_other_contrib(module), self.a.line(node)))
     self._visit_expression(node)
 
 
+def _inside(node: cst.CSTNode, nodes: Set[cst.CSTNode],
+            analysis: _Analysis) -> bool:
+  return any(p in nodes for p in analysis.ancestors(node))
+
+
 def _outermost(nodes: Sequence[cst.CSTNode],
                analysis: _Analysis) -> List[cst.CSTNode]:
   chosen = set(nodes)
-  return [n for n in nodes
-          if not any(p in chosen for p in analysis.ancestors(n))]
+  return [n for n in nodes if not _inside(n, chosen, analysis)]
 
 
 def _classify_contrib_uses(analysis: _Analysis, names) -> Tuple[
@@ -624,13 +622,8 @@ def _classify_contrib_uses(analysis: _Analysis, names) -> Tuple[
   mp, other = [], []
   for name in names:
     parent = analysis.parents.get(name)
-    attr = None
-    if isinstance(parent, cst.Attribute) and parent.value is name:
-      attr = parent.attr.value
-    else:
-      literal = _getattr_literal(parent) if parent is not None else None
-      if literal is not None and literal[0] is name:
-        attr = literal[1]
+    attr = (_attribute_name(parent) if parent is not None and
+            analysis.base_of(parent) is name else None)
     line = analysis.line(name)
     if attr == "mixed_precision":
       mp.append(line)
@@ -1133,18 +1126,17 @@ def _parse_error(source: bytes, error: Exception) -> str:
     # Valid Python that libcst rejects: in practice, indentation that mixes
     # tabs and spaces in ways CPython resolves (a tab to the next multiple
     # of 8) and libcst's tokenizer does not.
-    why = str(getattr(error, "message", "") or "").replace(
-        "tokenizer error: ", "")
+    why = "Python parses it, but libcst, which this command uses, cannot ({})"
+    why = why.format(str(getattr(error, "message", "") or "").replace(
+        "tokenizer error: ", ""))
     indents = [m for m in _INDENT.finditer(source) if m.group()]
     tabbed = [m for m in indents if b"\t" in m.group()]
     if tabbed and any(b" " in m.group() for m in indents):
       tab_line = source.count(b"\n", 0, tabbed[0].start()) + 1
-      return ("Python parses it, but libcst, which this command uses, cannot "
-              "({}): its indentation mixes tabs and spaces (the first tab "
-              "is at line {}). Re-indent it with spaces only and run "
+      return ("{}: its indentation mixes tabs and spaces (the first tab is "
+              "at line {}). Re-indent it with spaces only and run "
               "again".format(why, tab_line))
-    return ("Python parses it, but libcst, which this command uses, cannot "
-            "({}); convert it by hand".format(why))
+    return why + "; convert it by hand"
   where = " at line {}".format(line) if line else ""
   hint = ""
   if _PY2_HINT.search(source):
@@ -1203,11 +1195,11 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
         alias_name = _fresh_name(analysis, PACKAGE + "_lib")
       name = alias_name
     plan.replace[node] = name
+  # A dynamic import inside a replaced expression goes with it.
   replaced = set(targets)
-  plan.literals = {
-      call: change for call, change in collector.literals.items()
-      if call not in replaced and
-      not any(p in replaced for p in analysis.ancestors(call))}
+  plan.literals = {call: change
+                   for call, change in collector.literals.items()
+                   if not _inside(call, replaced, analysis)}
   rewriter = _Rewriter(analysis, plan)
   new_tree = analysis.module.visit(rewriter)
   for node in targets:
