@@ -42,6 +42,7 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale as loss_scale_lib
+from contrib_mixed_precision import skip_decision
 
 _LossScale = tf.compat.v1.mixed_precision.LossScale
 
@@ -440,7 +441,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     scope = (contextlib.nullcontext() if tf.executing_eagerly() else
              tf.compat.v1.name_scope(None, default_name="cond"))
     with scope:
-      return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
+      return _op_or_none(skip_decision.run_once_across_replicas(update, flag))
 
   def variables(self) -> List[tf.Variable]:
     """`[loss_scale, good_steps, bad_steps]` of the current graph."""
@@ -477,7 +478,7 @@ class _LossScaleAdapter(LossScaleManager):
       update_op, _ = self._loss_scale_object.update([proxy_grad])
       return update_op
 
-    return _op_or_none(loss_scale_lib.run_once_across_replicas(update, flag))
+    return _op_or_none(skip_decision.run_once_across_replicas(update, flag))
 
   def variables(self) -> List[tf.Variable]:
     return _tf_compat.loss_scale_weights(self._loss_scale_object)

@@ -30,6 +30,7 @@ from contrib_mixed_precision import _validation
 from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
+from contrib_mixed_precision import skip_decision
 
 _V1Optimizer = tf.compat.v1.train.Optimizer
 # Re-exported: it lived here before the contract module existed.
@@ -387,13 +388,13 @@ class LossScaleOptimizer(_V1Optimizer):
     # Numbers, arrays and lists become tensors once, of the variable's dtype,
     # for both the check and the inner optimizer.
     grads_and_vars = tuple(
-        (loss_scale_lib.as_gradient(g, "grads_and_vars[{}][0]".format(i),
+        (skip_decision.as_gradient(g, "grads_and_vars[{}][0]".format(i),
                                     _variable_dtype(v)), v)
         for i, (g, v) in enumerate(grads_and_vars))
-    is_finite = loss_scale_lib.all_finite([g for g, _ in grads_and_vars])
-    if loss_scale_lib.in_replica_context_of_strategy():
+    is_finite = skip_decision.all_finite([g for g, _ in grads_and_vars])
+    if skip_decision.in_replica_context_of_strategy():
       # One decision for all replicas: any non-finite replica skips them all.
-      agreed = loss_scale_lib.replica_consensus(is_finite)
+      agreed = skip_decision.replica_consensus(is_finite)
       return tf.distribute.get_replica_context().merge_call(
           self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
     return self._apply_or_skip(
@@ -405,7 +406,7 @@ class LossScaleOptimizer(_V1Optimizer):
                          name=None):
     """`apply_gradients` for callers already in a cross-replica context."""
     grads_and_vars = tuple(grads_and_vars)
-    is_finite = loss_scale_lib.cross_replica_all_finite(
+    is_finite = skip_decision.cross_replica_all_finite(
         distribution, [g for g, _ in grads_and_vars])
     return self._merged_apply(distribution, grads_and_vars, global_step, name,
                               is_finite)

@@ -27,6 +27,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as cmp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
+from contrib_mixed_precision import skip_decision
 
 # ---------------------------------------------------------------------------
 # Finiteness checks: list of dense tensors -> scalar bool.
@@ -46,7 +47,7 @@ def check_exact(grads):
 
 def check_sum(grads):
   """The package's current `all_finite` (sum fast path + exact fallback)."""
-  return loss_scale_lib.all_finite(grads)
+  return skip_decision.all_finite(grads)
 
 
 def check_sum_nofallback(grads):
@@ -139,14 +140,14 @@ def check_flat(grads, small=1 << 14):
     checks.append(tf.reduce_all(tf.math.is_finite(
         flat[0] if len(flat) == 1 else tf.concat(flat, 0))))
   if large_ones:
-    checks.append(loss_scale_lib.all_finite(large_ones))
+    checks.append(skip_decision.all_finite(large_ones))
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
 CHECKS = {
     "tf115_dense": check_tf115_dense,
     "flat": check_flat,
-    "core": loss_scale_lib.all_finite,
+    "core": skip_decision.all_finite,
     "hybrid_exact": check_hybrid_exact,
     "exact": check_exact,
     "sum": check_sum,

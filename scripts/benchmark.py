@@ -79,7 +79,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top
-from contrib_mixed_precision import loss_scale as loss_scale_lib  # pylint: disable=g-import-not-at-top
+from contrib_mixed_precision import skip_decision  # pylint: disable=g-import-not-at-top
 
 # The deprecation warnings of TF's own loss scales would drown the table.
 tf.get_logger().setLevel("ERROR")
@@ -721,7 +721,7 @@ def _profile_eager(model, quick):
       ("  unscale (_down_scale)",
        lambda: lso._down_scale(grads_and_vars, manager.get_loss_scale())),  # pylint: disable=protected-access
       ("  check (all_finite)",
-       lambda: loss_scale_lib.all_finite(grads)),
+       lambda: skip_decision.all_finite(grads)),
       ("  manager update",
        lambda: manager.update_loss_scale(flag)),
       ("  inner apply_gradients",

@@ -25,8 +25,8 @@ import numpy as np
 import tensorflow as tf
 
 import policy_reference
-from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import skip_decision
 
 MODES = ("graph", "eager", "function")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -638,7 +638,7 @@ class AdapterTest(tf.test.TestCase, parameterized.TestCase):
         return tf.convert_to_tensor(self.value)
 
       def update(self, grads):
-        finite = loss_scale_lib.all_finite(grads)
+        finite = skip_decision.all_finite(grads)
         if bool(finite):
           self.good += 1
         else:

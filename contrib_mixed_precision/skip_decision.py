@@ -1,0 +1,237 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Where the skip is decided: is every update that would be applied finite?
+
+`all_finite` turns a step's gradients into one scalar bool, exactly; the
+optimizer applies the step only when it is True and hands the same flag to
+the loss-scale manager. Under `tf.distribute` the replicas agree on it first
+(`replica_consensus` in a replica context, `cross_replica_all_finite` in the
+cross-replica one), and `run_once_across_replicas` runs a state update once
+per step. `as_gradient` turns the numbers a v1 optimizer accepts as
+gradients into tensors, once, for both the check and the apply.
+"""
+
+from typing import Any, Sequence
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _validation
+
+def _values(grad):
+  """The tensor to check: IndexedSlices' values; numbers become tensors.
+
+  Every v1 optimizer accepts gradients that are Python or NumPy numbers or
+  lists (it converts them), and so did TF 1.15's `is_finite(g)`.
+  """
+  if isinstance(grad, tf.IndexedSlices):
+    return grad.values
+  if tf.is_tensor(grad):
+    return grad
+  return tf.convert_to_tensor(grad)
+
+
+# Gradients with at most this many elements are checked exactly, all at once
+# (one concat per dtype); larger ones take the sum fast path below.
+_SMALL_GRAD_ELEMENTS = 1 << 14
+
+
+def _is_finite_all(tensors) -> tf.Tensor:
+  """Exact: one is_finite over the flattened tensors (all of one dtype)."""
+  # Tensors that agree in every dimension but the first are concatenated as
+  # they are: one op for the group, where flattening first costs a reshape
+  # per tensor (500 of them for 500 small variables).
+  by_tail = {}
+  for t in tensors:
+    # as_list(): under disable_v2_behavior() a shape's entries are
+    # Dimension objects, which cannot be dict keys.
+    tail = (tuple(t.shape[1:].as_list())
+            if t.shape.rank and t.shape[1:].is_fully_defined() else None)
+    by_tail.setdefault(tail, []).append(t)
+  parts = []
+  for tail, group in by_tail.items():
+    if tail is None or len(group) == 1:
+      parts.extend(group)
+    else:
+      parts.append(tf.concat(group, 0))
+  if len(parts) == 1:
+    # reduce_all reduces every axis: nothing to flatten.
+    return tf.reduce_all(tf.math.is_finite(parts[0]))
+  flat = [p if p.shape.rank == 1 else tf.reshape(p, [-1]) for p in parts]
+  return tf.reduce_all(tf.math.is_finite(tf.concat(flat, 0)))
+
+
+def all_finite(grads: Sequence[Any]) -> tf.Tensor:
+  """Returns a scalar bool tensor: whether every non-None gradient is finite.
+
+  The answer is always the exact one; how it is computed depends on size:
+
+  * Small gradients (biases, norms) are flattened, concatenated per dtype and
+    checked with one `is_finite`: per-tensor ops, not bytes, dominate there.
+  * Large float32/float64 gradients are summed (one read, no full-size
+    temporary) and the total is tested: a NaN or Inf anywhere makes the total
+    non-finite, so a finite total proves every element finite. Only a
+    non-finite total (a real NaN/Inf, or the sum itself overflowing) runs the
+    exact elementwise check, in a `tf.cond`.
+  * Large half-precision gradients would overflow such a sum long before
+    their elements do, so they are checked exactly.
+
+  Args:
+    grads: Gradients: tensors, IndexedSlices (checked through their values),
+      or anything `tf.convert_to_tensor` accepts (Python or NumPy numbers,
+      lists); None and integer entries are ignored.
+
+  Returns:
+    A scalar bool tensor (True when there is no gradient at all).
+  """
+  small_by_dtype = {}
+  summable = []
+  checks = []
+  for g in grads:
+    if g is None:
+      continue
+    g = _values(g)
+    if not g.dtype.is_floating:
+      continue  # Integers cannot be NaN or Inf (and is_finite rejects them).
+    size = g.shape.num_elements()
+    if size is not None and size <= _SMALL_GRAD_ELEMENTS:
+      small_by_dtype.setdefault(g.dtype, []).append(g)
+    elif g.dtype in (tf.float32, tf.float64):
+      summable.append(g)
+    else:
+      checks.append(_is_finite_all([g]))
+  checks.extend(_is_finite_all(group) for group in small_by_dtype.values())
+  if summable:
+    total = tf.add_n([
+        tf.reduce_sum(g) if g.dtype == tf.float32 else
+        tf.cast(tf.reduce_sum(g), tf.float32) for g in summable
+    ])
+    # The fallback captures only the large gradients: a cond adds a Switch
+    # per captured tensor, which costs more than checking a small one.
+    checks.append(
+        tf.cond(tf.math.is_finite(total), lambda: tf.constant(True),
+                lambda: tf.reduce_all(
+                    tf.stack([_is_finite_all([g]) for g in summable])),
+                name="all_finite_exact"))
+  if not checks:
+    return tf.constant(True)
+  return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
+def as_gradient(grad, name: str, dtype=None):
+  """A gradient that is not a tensor, as a tensor; anything else unchanged.
+
+  Every v1 optimizer accepts gradients that are Python or NumPy numbers,
+  arrays or lists (it converts them), and TF's own `LossScale.update` tests
+  pass a Python float. None, tensors, variables, IndexedSlices and
+  per-replica values are returned as they are.
+
+  Args:
+    grad: The gradient.
+    name: How to name it in an error, e.g. "grads_and_vars[0][0]".
+    dtype: The dtype to convert to (the variable's), or None for the
+      value's own: a float64 NumPy array given for a float32 variable
+      becomes float32, as the variable will hold it, where TF's optimizer
+      kernels would otherwise be handed mismatched dtypes.
+
+  Returns:
+    `grad`, or a tensor holding it.
+
+  Raises:
+    TypeError: If `grad` cannot be converted to a numeric tensor (of
+      `dtype`).
+  """
+  if (grad is None or tf.is_tensor(grad) or
+      isinstance(grad, (tf.IndexedSlices, tf.distribute.DistributedValues))):
+    return grad
+  what = "None, a tensor, IndexedSlices, or numbers (a scalar, array or list)"
+  if dtype is not None:
+    what += " convertible to {}".format(tf.as_dtype(dtype).name)
+  try:
+    tensor = tf.convert_to_tensor(grad, dtype=dtype)
+  except (TypeError, ValueError) as e:
+    raise _validation.invalid(
+        TypeError, name, what, grad,
+        "TensorFlow could not convert it: {}".format(e)) from e
+  if not (tensor.dtype.is_floating or tensor.dtype.is_integer or
+          tensor.dtype.is_complex):
+    raise _validation.invalid(TypeError, name, what, grad,
+                              "Pass the gradient's numbers.")
+  return tensor
+
+
+def in_replica_context_of_strategy() -> bool:
+  """True in a replica context of a non-default `tf.distribute` strategy."""
+  return (tf.distribute.has_strategy() and
+          tf.distribute.in_cross_replica_context() is False and
+          tf.distribute.get_replica_context() is not None)
+
+
+def replica_consensus(is_finite: tf.Tensor) -> tf.Tensor:
+  """In a replica context: True only if `is_finite` holds on every replica.
+
+  Outside a strategy (or with one replica) it returns `is_finite` unchanged.
+  """
+  if not in_replica_context_of_strategy():
+    return is_finite
+  ctx = tf.distribute.get_replica_context()
+  if ctx.num_replicas_in_sync == 1:
+    return is_finite
+
+  # A merge_call and `strategy.reduce`, not `ctx.all_reduce`: in a TF1
+  # graph (Estimator's `train_distribute`) the replica-context all-reduce of
+  # the flag never completes, and its custom gradient walks back to the other
+  # replicas' mirrored variables, which it fails to find by name
+  # (`loss_scale/replica_1`). Booleans cannot be reduced, so this sums a
+  # float flag instead.
+  def merge_fn(strategy, flag):
+    finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, flag,
+                                   axis=None)
+    return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
+
+  return ctx.merge_call(
+      merge_fn, args=(tf.stop_gradient(tf.cast(is_finite, tf.float32)),))
+
+
+def cross_replica_all_finite(strategy, grads) -> tf.Tensor:
+  """In the cross-replica context: True only if every replica's grads are.
+
+  Args:
+    strategy: The current `tf.distribute.Strategy`.
+    grads: Per-replica gradients (None entries ignored).
+  """
+  finite_flags = strategy.extended.call_for_each_replica(
+      lambda *g: tf.cast(all_finite(g), tf.float32), args=tuple(grads))
+  finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, finite_flags,
+                                 axis=None)
+  return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
+
+
+def run_once_across_replicas(fn, is_finite):
+  """Runs `fn(is_finite)` once per step, whatever the distribution context.
+
+  In a replica context of a strategy, each replica calls this; the flag is
+  first agreed on across replicas and `fn` then runs once, in the
+  cross-replica context (where assigning a mirrored or a plain variable
+  updates it once, not once per replica).
+  """
+  if not in_replica_context_of_strategy():
+    return fn(is_finite)
+  agreed = replica_consensus(is_finite)
+
+  def merge_fn(strategy, flag):
+    return fn(strategy.experimental_local_results(flag)[0])
+
+  return tf.distribute.get_replica_context().merge_call(
+      merge_fn, args=(agreed,))

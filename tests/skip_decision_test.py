@@ -1,0 +1,170 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Tests for skip_decision: the exact finiteness check behind every skip."""
+
+import subprocess
+import sys
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import program_util
+from contrib_mixed_precision import skip_decision
+
+MODES = ("graph", "eager", "function")
+BIG = float(np.finfo(np.float32).max) / 2
+
+
+def evaluate(mode, fn):
+  """Runs `fn()` (building TF ops) in `mode` and returns numpy results."""
+  if mode == "graph":
+    with tf.Graph().as_default():
+      result = fn()
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        return sess.run(result)
+  if mode == "function":
+    return tf.nest.map_structure(lambda t: t.numpy(), tf.function(fn)())
+  return tf.nest.map_structure(lambda t: t.numpy(), fn())
+
+
+class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(values=[[1.0, 2.0], [3.0]], expected=True),
+          dict(values=[[1.0, np.nan], [3.0]], expected=False),
+          dict(values=[[1.0], [np.inf]], expected=False),
+          dict(values=[[-np.inf, np.inf]], expected=False),
+          # Finite elements whose sum overflows float32: the fast path's
+          # total is inf, and the exact check must still say True.
+          dict(values=[[BIG, BIG, BIG], [BIG]], expected=True),
+          dict(values=[[BIG, -BIG], [np.nan]], expected=False),
+      ])
+  def test_float32(self, mode, case):
+    result = evaluate(
+        mode, lambda: skip_decision.all_finite(
+            [tf.constant(v, tf.float32) for v in case["values"]]))
+    self.assertEqual(bool(result), case["expected"])
+
+  @parameterized.product(mode=MODES, dtype=["float16", "bfloat16", "float64"],
+                         size=[2, 20000])
+  def test_other_dtypes(self, mode, dtype, size):
+    big = float(tf.as_dtype(dtype).max) / 2
+
+    def fn():
+      ok = [tf.fill([size], tf.constant(big, dtype)),
+            tf.constant([1.0], tf.float32)]
+      bad = [tf.concat([tf.fill([size - 1], tf.constant(big, dtype)),
+                        tf.constant([np.inf], dtype)], 0), tf.constant([1.0])]
+      return (skip_decision.all_finite(ok), skip_decision.all_finite(bad))
+
+    self.assertEqual([bool(x) for x in evaluate(mode, fn)], [True, False])
+
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(fill=1.0, poison=None, expected=True),
+          # 20000 * BIG overflows the float32 sum: the exact fallback runs
+          # and must still say True.
+          dict(fill=BIG, poison=None, expected=True),
+          dict(fill=BIG, poison=np.nan, expected=False),
+          dict(fill=-1.0, poison=-np.inf, expected=False),
+          dict(fill=0.5, poison=np.inf, expected=False),
+      ])
+  def test_large_gradients(self, mode, case):
+    n = 20000  # Above the small-gradient size: the sum fast path.
+    values = np.full([n], case["fill"], np.float32)
+    if case["poison"] is not None:
+      values[n // 3] = case["poison"]
+
+    def fn():
+      return skip_decision.all_finite(
+          [tf.constant(values), tf.ones([3]), None,
+           tf.constant(np.ones([200, 100], np.float64))])
+
+    self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
+
+  @parameterized.product(mode=MODES, poisoned=[None, 0, 1, 2, 3, 4, 5, 6, 7],
+                         poison=[np.nan, np.inf])
+  def test_small_gradients_of_every_shape(self, mode, poisoned, poison):
+    # Small gradients are checked together, grouped by their trailing
+    # dimensions: a non-finite element in any of them, whatever its group,
+    # must make the answer False.
+    shapes = [(3, 4), (5, 4), (2,), (7,), (), (2, 3, 4), (6, 3, 4), (1, 9)]
+    values = [np.ones(shape, np.float32) for shape in shapes]
+    if poisoned is not None:
+      values[poisoned].reshape(-1)[-1] = poison
+
+    def fn():
+      return skip_decision.all_finite([tf.constant(v) for v in values])
+
+    self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
+
+  def test_tf1_shapes_under_disable_v2_behavior(self):
+    # Under disable_v2_behavior() shapes hold Dimension objects, which are
+    # unhashable: grouping gradients by their trailing dimensions must still
+    # work there (every TF1 Session program runs this way). A subprocess,
+    # because the switch is process-global.
+    code = "\n".join([
+        "import numpy as np, tensorflow as tf",
+        "tf.compat.v1.disable_v2_behavior()",
+        "from contrib_mixed_precision import skip_decision",
+        "a = np.ones([3, 4], np.float32); b = np.ones([5, 4], np.float32)",
+        "b[4, 3] = np.nan",
+        "with tf.compat.v1.Session() as s:",
+        "  print([bool(x) for x in s.run([",
+        "      skip_decision.all_finite([tf.constant(a), tf.constant(a)]),",
+        "      skip_decision.all_finite([tf.constant(a), tf.constant(b)])])])",
+    ])
+    proc = subprocess.run([sys.executable, "-c", code],
+                          env=program_util.child_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=300, check=False)
+    output = proc.stdout.decode("utf-8", "replace")
+    self.assertEqual(proc.returncode, 0, output[-3000:])
+    self.assertEqual(output.strip().splitlines()[-1], "[True, False]")
+
+  def test_which_path_each_size_takes(self):
+    with tf.Graph().as_default() as g:
+      skip_decision.all_finite([tf.ones([10]), tf.ones([5, 5])])
+      self.assertEmpty([op for op in g.get_operations()
+                        if "all_finite_exact" in op.name])
+    with tf.Graph().as_default() as g:
+      skip_decision.all_finite([tf.ones([10]), tf.ones([200, 100])])
+      self.assertNotEmpty([op for op in g.get_operations()
+                           if "all_finite_exact" in op.name])
+
+  @parameterized.parameters(*MODES)
+  def test_none_and_indexed_slices(self, mode):
+
+    def fn():
+      sparse_ok = tf.IndexedSlices(
+          tf.constant([[1.0, 2.0]]), tf.constant([3]), tf.constant([5, 2]))
+      sparse_bad = tf.IndexedSlices(
+          tf.constant([[1.0, np.nan]]), tf.constant([0]), tf.constant([5, 2]))
+      return (skip_decision.all_finite([None, sparse_ok, tf.ones([2])]),
+              skip_decision.all_finite([sparse_bad, None]),
+              skip_decision.all_finite([None, None]),
+              skip_decision.all_finite([]))
+
+    self.assertEqual([bool(x) for x in evaluate(mode, fn)],
+                     [True, False, True, True])
+
+
+if __name__ == "__main__":
+  tf.test.main()
