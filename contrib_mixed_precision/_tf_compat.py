@@ -34,6 +34,7 @@ already reports them (its checkpoint test fails if TF changes this).
 """
 
 import warnings
+import weakref
 
 from packaging import version as _version
 
@@ -126,6 +127,20 @@ def register_loss_scale_weight(loss_scale, name, variable, key):
       name=name, trackable=variable)
 
 
+def hold_loss_scale_weights_weakly(loss_scale):
+  """Makes the `LossScale`'s registry of per-graph weights hold them weakly.
+
+  Why private: `LossScale` files every weight in `self._weights` (see
+  `register_loss_scale_weight`), a plain dict, so a loss scale used in many
+  graphs keeps every one of them alive through their variables. The
+  subclass keeps its eager weights alive itself, and a graph keeps its own
+  variables in its collections, so weak values lose nothing. The base
+  class only gets, sets and iterates the table, which a
+  `WeakValueDictionary` supports.
+  """
+  loss_scale._weights = weakref.WeakValueDictionary(loss_scale._weights)  # pylint: disable=protected-access
+
+
 def is_building_function(graph=None) -> bool:
   """True inside a `tf.function` (FuncGraph) body being traced.
 
@@ -190,13 +205,16 @@ def outermost_graph(graph=None):
   return graph
 
 
-def add_control_input(op, control):
-  """Makes the already-built `op` wait for the op `control`.
+def in_xla_context(graph=None) -> bool:
+  """True while tracing ops that XLA will compile (`jit_compile=True`).
 
-  Why private: `Operation._add_control_input` is the only way to add a
-  dependency to an op after it was built; TF's own `tf.CriticalSection` uses
-  it the same way, to make a lock wait for its inputs. A loss-scale update
-  built before anything else shared its state is made to take the state's
-  mutex this way once something does.
+  Why private: `tf.function(jit_compile=True)` marks its graph with an XLA
+  control-flow context, which only `control_flow_util` can see. The
+  loss-scale update must not take a mutex there (XLA has no kernel for one)
+  and needs none: XLA's launch holds the locks of the resource variables
+  it updates while it runs the compiled function.
   """
-  op._add_control_input(control)  # pylint: disable=protected-access
+  from tensorflow.python.ops import control_flow_util  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  if graph is None:
+    graph = tf.compat.v1.get_default_graph()
+  return bool(control_flow_util.GraphOrParentsInXlaContext(graph))

@@ -23,6 +23,7 @@ a `LossScale` directly share one implementation. Whether a step is finite is
 decided in `skip_decision.py`.
 """
 
+import threading
 import weakref
 from typing import Any, Dict, Optional, Tuple
 
@@ -67,24 +68,71 @@ def unique_name_as_in_graph(name: str) -> str:
   return graph.unique_name(name)
 
 
-def _needs_update_lock() -> bool:
-  """True when this update may run concurrently with another of its state.
+# The update's lock lives on the `loss_scale` variable it guards, so it lives
+# exactly as long as the state does: no table outside the graph keeps the
+# graph alive.
+_MUTEX_ATTR = "_contrib_mp_update_mutex"
+_PYTHON_LOCK_ATTR = "_contrib_mp_update_lock"
+# What holds a graph's `_State` (see `ExponentialUpdateLossScale.state`).
+_STATE_ATTR = "_contrib_mp_state"
+# Serializes the creation of those locks (not the updates themselves).
+_LOCK_CREATION = threading.Lock()
 
-  (Whether it then takes the lock depends on whether the state is shared:
-  see `_SharedStateLock`.)
 
-  That is whenever the ops end up in a graph that a `session.run` executes
-  in dataflow order: a TF1-style graph, a TF1 `tf.cond` or `tf.while_loop`
-  body in it, a control-flow-v2 `tf.cond` branch in it (its `If` op runs
-  beside others), or a `tf.function` called from it. Not in eager mode,
-  nor in a `tf.function` called eagerly, which runs stateful ops in program
-  order, nor under a `tf.distribute` strategy, whose `merge_call` runs the
-  update once for all replicas.
+def _python_lock(loss_scale) -> threading.Lock:
+  """The lock eager updates of `loss_scale`'s state hold, created once."""
+  lock = getattr(loss_scale, _PYTHON_LOCK_ATTR, None)
+  if lock is None:
+    with _LOCK_CREATION:
+      lock = getattr(loss_scale, _PYTHON_LOCK_ATTR, None)
+      if lock is None:
+        lock = threading.Lock()
+        setattr(loss_scale, _PYTHON_LOCK_ATTR, lock)
+  return lock
+
+
+def _state_mutex(loss_scale):
+  """The `MutexV2` resource of `loss_scale`'s state, created once per graph.
+
+  It is built where the variable lives (`tf.init_scope()`: the outermost
+  graph, or eager mode for a `tf.function` over eager variables), colocated
+  with it, so that under `replica_device_setter` it sits on the variable's
+  parameter server. In a graph it is shared by name: every worker's graph of
+  one cluster builds the same `loss_scale` variable, and so locks the same
+  mutex on the parameter server. A bare `MutexV2`, not a
+  `tf.CriticalSection`: that adds a graph collection which cannot be
+  serialized, and every `Saver.save` would warn about it.
   """
-  if tf.distribute.has_strategy():
-    return False
-  with tf.init_scope():
-    return not tf.executing_eagerly()
+  mutex = getattr(loss_scale, _MUTEX_ATTR, None)
+  if mutex is not None:
+    return mutex
+  with _LOCK_CREATION, tf.init_scope():
+    mutex = getattr(loss_scale, _MUTEX_ATTR, None)
+    if mutex is None:
+      if tf.executing_eagerly():
+        # One resource per state: eager kernels with equal attributes may
+        # be shared, so the name must be unique.
+        shared_name = "loss_scale_update_lock_{}".format(id(loss_scale))
+      else:
+        shared_name = loss_scale.op.name + "/update_lock"
+      with tf.compat.v1.colocate_with(loss_scale):
+        mutex = tf.raw_ops.MutexV2(shared_name=shared_name,
+                                   name="loss_scale_update_lock")
+      setattr(loss_scale, _MUTEX_ATTR, mutex)
+  return mutex
+
+
+def _update_is_atomic_as_built() -> bool:
+  """True when the ops about to be built need no lock to update atomically.
+
+  * Under a `tf.distribute` strategy, whose `merge_call` runs the update once
+    for all replicas.
+  * Inside an XLA cluster (`tf.function(jit_compile=True)`): XLA has no
+    kernel for a mutex, and it needs none. TF's XLA launch holds the locks
+    of every resource variable the compiled function uses while it runs it.
+  """
+  return (tf.distribute.has_strategy() or
+          _tf_compat.in_xla_context())
 
 
 def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
@@ -95,6 +143,16 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
   TF 1.15 nested three `tf.cond`s; this computes the same next state with
   `tf.where`, so the update costs a dozen scalar ops and no control flow.
   All three values are read once, before any of them is written.
+
+  The read-modify-write is atomic: one step, one update, whoever runs it.
+  Steps of one train op run from several threads of one `Session` (Hogwild,
+  A3C), two optimizers sharing the state in one `session.run`, several
+  threads calling one `tf.function`, or several eager threads: each update
+  holds the state's lock from its reads to its writes, so none is lost.
+  In a graph or a function the lock is a `MutexV2` of the state, taken once
+  the step's flag is known (so it is never held while gradients are
+  computed, and nothing else is awaited while it is held: no deadlock). In
+  eager mode it is a Python lock.
 
   Args:
     is_finite: Scalar bool: whether this step's gradients were all finite.
@@ -111,22 +169,19 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     where the variables have already been updated.
   """
   if tf.executing_eagerly():
-    _exponential_update_eagerly(bool(is_finite), loss_scale, good_steps,
-                                bad_steps, incr_every_n_steps,
-                                decr_every_n_nan_or_inf, incr_ratio,
-                                decr_ratio)
+    with _python_lock(loss_scale):
+      _exponential_update_eagerly(bool(is_finite), loss_scale, good_steps,
+                                  bad_steps, incr_every_n_steps,
+                                  decr_every_n_nan_or_inf, incr_ratio,
+                                  decr_ratio)
     return None
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
 
-  def step(read_ops=None):
-    """Builds one update; appends the ops that read the state to `read_ops`."""
-    graph = tf.compat.v1.get_default_graph()
-    first_new_op = len(graph.get_operations()) if read_ops is not None else 0
+  def step():
+    """Builds one update: reads all three values, then writes all three."""
     scale = tf.identity(loss_scale)
     good = tf.identity(good_steps)
     bad = tf.identity(bad_steps)
-    if read_ops is not None:
-      read_ops.extend(graph.get_operations()[first_new_op:])
     good_plus_one = good + 1
     bad_plus_one = bad + 1
     grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
@@ -147,123 +202,22 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
         is_finite, tf.where(grow, zero, bad),
         tf.where(shrink, zero, bad_plus_one))
     with tf.control_dependencies([new_scale, new_good, new_bad]):
-      updates = [
+      return [
           loss_scale.assign(new_scale, read_value=False),
           good_steps.assign(new_good, read_value=False),
           bad_steps.assign(new_bad, read_value=False),
       ]
-    return updates
 
-  if tf.executing_eagerly():
-    step()
-    return None
-  if not _needs_update_lock():
+  if _update_is_atomic_as_built():
     return tf.group(*step(), name="update_loss_scale")
-
-  # Two optimizers sharing one manager may update it in the same
-  # `session.run` (a GAN's `sess.run([train_d, train_g])`). Each update
-  # reads all three variables and then writes them: unserialized, one
-  # update could overwrite the other (TF 1.15 had this race). So updates
-  # hold the state's mutex from their reads to their writes: see
-  # `_SharedStateLock`.
-  lock = _SharedStateLock.of(loss_scale)
-  if lock.first_update_may_go_unlocked():
-    read_ops = []
-    writes = step(read_ops)
-    done = tf.group(*writes, name="update_loss_scale")
-    lock.set_first_update(read_ops, is_finite, writes, done)
-    return done
-  return lock.locked(step, is_finite)
-
-
-class _SharedStateLock(object):
-  """Serializes the updates of one state built in one graph, when needed.
-
-  A mutex (`MutexV2`, as `tf.CriticalSection` builds underneath, without its
-  graph collections: those cannot be serialized, so every `Saver.save` would
-  log a warning about them) is held by an update from its reads to its
-  writes. It is taken once the step's flag is known, not while the
-  gradients that decide it are still being computed, and nothing else is
-  waited for while it is held (the state's variables are the update's only
-  other inputs), so it cannot deadlock. `ConsumeMutexLock` releases it after
-  the three writes.
-
-  Taking a mutex costs a thread hop per step, which only a shared state
-  needs. So in a plain graph the first update of a state is built without
-  it. Should a second update of the same state be built in that graph (a
-  second optimizer on the same manager, or a second train op of the same
-  optimizer), the first one is made to take the mutex too, by adding
-  control inputs to its already-built read ops and to the op it returned:
-  dependencies inside that one update, nothing that makes a run of one
-  optimizer execute anything of the other. Updates built inside a
-  `tf.function` or a cond or while body (whose ops cannot be changed
-  afterwards) always take it.
-
-  Build every train op before the first `session.run`: TF does not apply
-  changes to ops a session has already run (it logs a warning), and that
-  session would run the first update unlocked.
-  """
-
-  # Per outermost graph, per state variable.
-  _locks = weakref.WeakKeyDictionary()
-
-  @classmethod
-  def of(cls, loss_scale) -> "_SharedStateLock":
-    with tf.init_scope():
-      graph = tf.compat.v1.get_default_graph()
-    locks = cls._locks.setdefault(graph, {})
-    key = loss_scale.ref()
-    if key not in locks:
-      locks[key] = cls()
-    return locks[key]
-
-  def __init__(self):
-    self._mutex = None
-    self._updates = 0
-    self._first = None  # (read ops, flag, writes, returned op, name scope)
-
-  def first_update_may_go_unlocked(self) -> bool:
-    """True for the first update of the state, built in a plain graph."""
-    return self._updates == 0 and not (
-        _tf_compat.is_building_function() or
-        _tf_compat.in_control_flow_context())
-
-  def set_first_update(self, read_ops, is_finite, writes, done):
-    self._updates += 1
-    self._first = (read_ops, is_finite, writes, done,
-                   tf.compat.v1.get_default_graph().get_name_scope())
-
-  def locked(self, step, is_finite):
-    """Builds `step()` holding the mutex; locks the first update too."""
-    self._updates += 1
-    if self._first is not None:
-      read_ops, first_finite, first_writes, first_done, scope = self._first
-      self._first = None
-      # Built where the first update was: outside whatever control flow,
-      # control dependencies or function the current one is built in.
-      with tf.init_scope(), tf.compat.v1.name_scope(
-          scope + "/" if scope else None):
-        lock = self._lock(first_finite)
-        for op in read_ops:
-          _tf_compat.add_control_input(op, lock.op)
-        with tf.control_dependencies(first_writes):
-          released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
-        _tf_compat.add_control_input(first_done, released)
-    lock = self._lock(is_finite)
-    with tf.control_dependencies([lock]):
-      writes = step()
-    with tf.control_dependencies(writes):
-      released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
-    return tf.group(writes, released, name="update_loss_scale")
-
-  def _lock(self, is_finite):
-    if self._mutex is None:
-      # One resource in the outermost graph, outside any control flow or
-      # control dependency; not a variable: neither saved nor initialized.
-      with tf.init_scope():
-        self._mutex = tf.raw_ops.MutexV2(name="loss_scale_update_lock")
-    with tf.control_dependencies([is_finite]):
-      return tf.raw_ops.MutexLock(mutex=self._mutex)
+  mutex = _state_mutex(loss_scale)
+  with tf.control_dependencies([is_finite]):
+    lock = tf.raw_ops.MutexLock(mutex=mutex)
+  with tf.control_dependencies([lock]):
+    writes = step()
+  with tf.control_dependencies(writes):
+    released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+  return tf.group(writes, released, name="update_loss_scale")
 
 
 def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
@@ -273,14 +227,17 @@ def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
 
   Each eager op is a Python dispatch, and the graph form runs about twenty
   of them. Here a finite step that does not grow the scale reads and writes
-  `good_steps` only. The arithmetic is float32, as in the graph form.
+  `good_steps` only. The arithmetic is float32, as in the graph form, and an
+  overflowing growth is detected without a NumPy overflow warning (which
+  `np.seterr(over="raise")` would turn into an error).
   """
   if is_finite:
     good = int(good_steps.numpy()) + 1
     if good < incr_every_n_steps:
       good_steps.assign(good, read_value=False)
       return
-    grown = np.float32(loss_scale.numpy()) * np.float32(incr_ratio)
+    with np.errstate(over="ignore"):
+      grown = np.float32(loss_scale.numpy()) * np.float32(incr_ratio)
     # Growth that would overflow float32 keeps the scale but still resets
     # both counters, as TF 1.15 did.
     if np.isfinite(grown):
@@ -304,7 +261,7 @@ def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
 class _State(object):
   """The three state variables of one graph (or of eager mode)."""
 
-  __slots__ = ("loss_scale", "good_steps", "bad_steps")
+  __slots__ = ("loss_scale", "good_steps", "bad_steps", "__weakref__")
 
   def __init__(self, loss_scale, good_steps, bad_steps):
     self.loss_scale = loss_scale
@@ -390,7 +347,15 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     self._decr_ratio = check.check_float32(
         "decr_ratio", decr_ratio, check.FLOAT32_TINY, maximum=1.0,
         hint="Pass a factor such as 0.5 (TF 1.15's default is 0.8).")
-    self._states: Dict[Optional[str], _State] = {}
+    # A graph's state lives as long as the graph does, however long this
+    # object lives: Estimator builds a graph per `train()` and `evaluate()`,
+    # and a loss scale made once and used in each must not keep them all.
+    # So graph states are held weakly here, and strongly by their graph
+    # (through the `loss_scale` variable in its collections); only the
+    # eager state is held here.
+    self._states = weakref.WeakValueDictionary()
+    self._eager_state: Optional[_State] = None
+    _tf_compat.hold_loss_scale_weights_weakly(self)
     self.state()
 
   @property
@@ -422,10 +387,14 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     """
     with tf.init_scope():
       key = _tf_compat.graph_key()
-      state = self._states.get(key)
+      state = self._eager_state if key is None else self._states.get(key)
       if state is None:
         state = self._create_state(key)
-        self._states[key] = state
+        if key is None:
+          self._eager_state = state
+        else:
+          self._states[key] = state
+          setattr(state.loss_scale, _STATE_ATTR, state)
     return state
 
   def _create_state(self, key) -> _State:
@@ -475,7 +444,13 @@ class ExponentialUpdateLossScale(_LossScaleBase):
 
     Returns:
       The update op in graph mode or `tf.function`; None in eager mode.
+
+    Raises:
+      TypeError: If `is_finite` is not a bool or a scalar bool tensor.
     """
+    is_finite = skip_decision.finite_flag(
+        is_finite, "ExponentialUpdateLossScale.update_from_finite",
+        "is_finite")
     state = self.state()
     return skip_decision.run_once_across_replicas(
         lambda flag: exponential_update(

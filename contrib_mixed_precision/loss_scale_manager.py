@@ -47,24 +47,6 @@ from contrib_mixed_precision import skip_decision
 _LossScale = tf.compat.v1.mixed_precision.LossScale
 
 
-def _finite_flag(finite_grads, caller: str) -> tf.Tensor:
-  """`finite_grads` as a scalar bool tensor, or a clear TypeError."""
-  if isinstance(finite_grads, bool):
-    return tf.constant(finite_grads)
-  try:
-    flag = tf.convert_to_tensor(finite_grads)
-  except (TypeError, ValueError) as e:
-    raise TypeError(
-        "`finite_grads` passed to {} must be a Python bool or a scalar bool "
-        "tensor, but got {!r}.".format(caller, finite_grads)) from e
-  if flag.dtype != tf.bool or flag.shape.rank not in (None, 0):
-    raise TypeError(
-        "`finite_grads` passed to {} must be a scalar bool tensor, but got a "
-        "{} tensor of shape {}. Reduce it first, e.g. with "
-        "`tf.reduce_all(...)`.".format(caller, flag.dtype.name, flag.shape))
-  return flag
-
-
 @contextlib.contextmanager
 def _quiet_tf_deprecations():
   """Hides TF's deprecation notice for TF2 loss scales we build internally.
@@ -250,7 +232,7 @@ class FixedLossScaleManager(LossScaleManager):
 
   def update_loss_scale(self, finite_grads):
     """A fixed scale has nothing to update: a no-op in graph mode."""
-    _finite_flag(finite_grads, "FixedLossScaleManager.update_loss_scale")
+    skip_decision.finite_flag(finite_grads, "FixedLossScaleManager.update_loss_scale")
     return None if tf.executing_eagerly() else tf.no_op()
 
   def __repr__(self):
@@ -425,7 +407,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     Raises:
       TypeError: If `finite_grads` is not a bool or a scalar bool tensor.
     """
-    flag = _finite_flag(finite_grads,
+    flag = skip_decision.finite_flag(finite_grads,
                         "ExponentialUpdateLossScaleManager.update_loss_scale")
 
     def update(f):
@@ -469,7 +451,7 @@ class _LossScaleAdapter(LossScaleManager):
     return tf.cast(self._loss_scale_object(), tf.float32)
 
   def update_loss_scale(self, finite_grads):
-    flag = _finite_flag(finite_grads, "LossScaleManager.update_loss_scale")
+    flag = skip_decision.finite_flag(finite_grads, "LossScaleManager.update_loss_scale")
 
     def update(f):
       # `LossScale.update` judges gradients, not a flag: one scalar that is

@@ -74,6 +74,23 @@ def _variable_dtype(var) -> Optional[tf.DType]:
     return None
 
 
+def _read_once(loss_scale) -> tf.Tensor:
+  """This step's scale: one float32 read that both of its uses share.
+
+  The loss is multiplied by it and the gradients by its reciprocal. Two
+  reads of the live variable could disagree when another thread's step
+  moves the scale in between, and the gradients would come back off by
+  that factor. In a graph the value is copied (`Snapshot`): a read of a
+  ref variable (`disable_v2_behavior()`) aliases the variable's buffer,
+  which a later assignment overwrites in place.
+  """
+  # `tf.cast` returns a float32 variable itself, unread.
+  loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
+  if tf.executing_eagerly():
+    return loss_scale
+  return tf.raw_ops.Snapshot(input=loss_scale)
+
+
 def _as_op(result):
   """An inner `apply_gradients` result as one op (for a cond branch)."""
   if result is None:
@@ -295,7 +312,7 @@ class LossScaleOptimizer(_V1Optimizer):
       A list of `(gradient, variable)` pairs in `var_list` order; a None
       gradient stays None, and an `IndexedSlices` gradient stays sparse.
     """
-    loss_scale = self._loss_scale_manager.get_loss_scale()
+    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
     if callable(loss):
       # Inside a tf.function the inner optimizer must get a callable too: it
       # then differentiates on a tape, and `var_list=None` means the watched
@@ -429,7 +446,9 @@ class LossScaleOptimizer(_V1Optimizer):
 
   def _apply_or_skip(self, is_finite, apply_fn, global_step):
     """Runs `apply_fn` only if `is_finite`; always updates the manager."""
-    loss_scale = self._loss_scale_manager.get_loss_scale()
+    # This step's scale, read before the manager's update below, in every
+    # mode: `opt.loss_scale` is the scale the step used, never the next.
+    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
     self.finite_grads = is_finite
     self.loss_scale = loss_scale
     if tf.executing_eagerly():
@@ -450,13 +469,6 @@ class LossScaleOptimizer(_V1Optimizer):
     # value to fetch).
     observable = not (_tf_compat.is_building_function() or
                       _tf_compat.in_control_flow_context())
-    if observable:
-      # Snapshot copies the value (a plain read of a ref variable aliases its
-      # buffer), and the manager's update waits for it below: a fetch of the
-      # scale with the train op then sees this step's scale, never the next.
-      loss_scale = tf.raw_ops.Snapshot(
-          input=tf.cast(loss_scale, tf.float32), name="step_loss_scale")
-      self.loss_scale = loss_scale
     # TF 1.15 built the inner apply inside a `tf.cond`, so the inner
     # optimizer's non-slot variables live in that cond's name scope (Adam's
     # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
@@ -469,7 +481,9 @@ class LossScaleOptimizer(_V1Optimizer):
         pass
 
     maybe_apply = _skip_unless(is_finite, apply_fn, cond_scope)
-    with tf.control_dependencies([loss_scale] if observable else []):
+    # The update waits for the read: a fetch of the scale with the train op
+    # sees this step's scale.
+    with tf.control_dependencies([loss_scale]):
       update_op = self._loss_scale_manager.update_loss_scale(is_finite)
     ops = [maybe_apply]
     if update_op is not None:

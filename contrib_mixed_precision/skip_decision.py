@@ -235,3 +235,29 @@ def run_once_across_replicas(fn, is_finite):
 
   return tf.distribute.get_replica_context().merge_call(
       merge_fn, args=(agreed,))
+
+
+def finite_flag(flag, caller: str, arg: str = "finite_grads") -> tf.Tensor:
+  """A step's finiteness flag as a scalar bool tensor, or a clear TypeError.
+
+  Args:
+    flag: A Python bool or a scalar bool tensor.
+    caller: The public function that received it, for the message.
+    arg: The name of its argument, for the message.
+  """
+  if isinstance(flag, bool):
+    return tf.constant(flag)
+  try:
+    tensor = tf.convert_to_tensor(flag)
+  except (TypeError, ValueError) as e:
+    raise TypeError(
+        "`{}` passed to {} must be a Python bool or a scalar bool tensor, "
+        "but got {!r}. Pass whether this step's gradients were all finite, "
+        "e.g. `tf.reduce_all(tf.math.is_finite(grad))`.".format(
+            arg, caller, flag)) from e
+  if tensor.dtype != tf.bool or tensor.shape.rank not in (None, 0):
+    raise TypeError(
+        "`{}` passed to {} must be a scalar bool tensor, but got a {} tensor "
+        "of shape {}. Reduce it first, e.g. with `tf.reduce_all(...)`.".format(
+            arg, caller, tensor.dtype.name, tensor.shape))
+  return tensor

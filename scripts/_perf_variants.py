@@ -243,49 +243,20 @@ class VariantLSO(cmp.LossScaleOptimizer):
 
 
 class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
-  """The exponential manager without the CriticalSection around its update.
+  """The exponential manager without the mutex around its update.
 
-  Measurement only: two optimizers sharing it in one `session.run` could
-  lose an update, which the lock exists to prevent.
+  Measurement only: steps run from several threads, or two optimizers
+  sharing it in one `session.run`, could lose an update, which the lock
+  exists to prevent.
   """
 
   def update_loss_scale(self, finite_grads):
-    saved = loss_scale_lib._needs_update_lock  # pylint: disable=protected-access
-    loss_scale_lib._needs_update_lock = lambda: False  # pylint: disable=protected-access
+    saved = loss_scale_lib._update_is_atomic_as_built  # pylint: disable=protected-access
+    loss_scale_lib._update_is_atomic_as_built = lambda: True  # pylint: disable=protected-access
     try:
       return super().update_loss_scale(finite_grads)
     finally:
-      loss_scale_lib._needs_update_lock = saved  # pylint: disable=protected-access
-
-
-class _InlineLockManager(_UnlockedManager):
-  """The exponential manager, its update serialized by inline mutex ops.
-
-  `tf.CriticalSection.execute` runs the locked update as a function call.
-  Here the same three ops it rests on (MutexV2, MutexLock, ConsumeMutexLock)
-  are built inline: the lock is taken once the flag is known, the reads and
-  writes wait for it, and the lock tensor is consumed after the writes, which
-  keeps it held until then. Plain graphs only (as the package's lock).
-  """
-
-  _mutexes = {}
-
-  def update_loss_scale(self, finite_grads):
-    if tf.executing_eagerly() or not loss_scale_lib._needs_update_lock():  # pylint: disable=protected-access
-      return super().update_loss_scale(finite_grads)
-    graph = tf.compat.v1.get_default_graph()
-    key = (id(graph), id(self))
-    if key not in self._mutexes:
-      with tf.init_scope():
-        self._mutexes[key] = tf.raw_ops.MutexV2(shared_name="",
-                                                name="loss_scale_mutex")
-    flag = tf.convert_to_tensor(finite_grads)
-    with tf.control_dependencies([flag]):
-      lock = tf.raw_ops.MutexLock(mutex=self._mutexes[key])
-    with tf.control_dependencies([lock]):
-      update = super().update_loss_scale(flag)
-    with tf.control_dependencies([update]):
-      return tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
+      loss_scale_lib._update_is_atomic_as_built = saved  # pylint: disable=protected-access
 
 
 def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
@@ -294,10 +265,6 @@ def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
 
 def _unlocked(inner):
   return cmp.LossScaleOptimizer(inner, _UnlockedManager(2.0**15, 10**9))
-
-
-def _inline_lock(inner):
-  return cmp.LossScaleOptimizer(inner, _InlineLockManager(2.0**15, 10**9))
 
 
 VARIANTS = {
@@ -321,11 +288,10 @@ VARIANTS = {
     "hybrid_switch1": _variant(check="hybrid", skip="switch1"),
     "hx_cond": _variant(check="hybrid_exact"),
     "hx_switch1": _variant(check="hybrid_exact", skip="switch1"),
-    # The package with its manager update unserialized (unsafe when two
-    # optimizers share the manager): what the lock costs.
+    # The package with its manager update unserialized (unsafe under
+    # threads, or when two optimizers share the manager): what the lock
+    # costs.
     "no_lock": _unlocked,
-    # The same serialization with inline mutex ops, no function call.
-    "inline_lock": _inline_lock,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

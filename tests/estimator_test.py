@@ -26,14 +26,17 @@ Estimator ships with TensorFlow only up to 2.15 (`tensorflow_estimator`);
 elsewhere these tests are skipped.
 """
 
+import gc
 import importlib.util
 import json
 import os
 import tempfile
 
 from absl.testing import parameterized
+import numpy as np
 import tensorflow as tf
 
+import contrib_mixed_precision as mp
 import policy_reference
 import program_util
 
@@ -149,6 +152,49 @@ class EstimatorMirroredTest(tf.test.TestCase):
         [(r["loss_scale"], r["good_steps"], r["bad_steps"])
          for r in whole["records"]], expected)
     self.assertEqual(whole["checkpoint"]["global_step"], 2 * _STEPS)
+
+
+@parameterized.named_parameters(("manager_inside_model_fn", False),
+                                ("manager_shared_across_train_calls", True))
+class EstimatorGraphLifetimeTest(tf.test.TestCase, parameterized.TestCase):
+  """Estimator builds a graph per `train()`: none may outlive its call."""
+
+  def setUp(self):
+    super().setUp()
+    if not _HAS_ESTIMATOR:
+      self.skipTest(_NO_ESTIMATOR)
+
+  def test_repeated_train_calls_leave_no_graph_alive(self, shared):
+    shared_manager = (mp.ExponentialUpdateLossScaleManager(2**10, 2)
+                      if shared else None)
+
+    def model_fn(features, labels, mode):
+      w = tf.compat.v1.get_variable("w", initializer=tf.ones([3, 1]))
+      loss = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
+      manager = (shared_manager or
+                 mp.ExponentialUpdateLossScaleManager(2**10, 2))
+      opt = mp.LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-3),
+                                  manager)
+      train_op = opt.minimize(
+          loss, global_step=tf.compat.v1.train.get_global_step())
+      return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+    def input_fn():
+      x, y = np.ones([4, 3], np.float32), np.ones([4, 1], np.float32)
+      return tf.data.Dataset.from_tensors((x, y)).repeat()
+
+    def graphs_alive():
+      gc.collect()
+      return sum(isinstance(o, tf.Graph) for o in gc.get_objects())
+
+    estimator = tf.estimator.Estimator(model_fn,
+                                       model_dir=tempfile.mkdtemp())
+    estimator.train(input_fn, steps=1)
+    before = graphs_alive()
+    for _ in range(8):
+      estimator.train(input_fn, steps=1)
+    self.assertEqual(before, graphs_alive())
+    self.assertEqual(9, estimator.get_variable_value("global_step"))
 
 
 if __name__ == "__main__":

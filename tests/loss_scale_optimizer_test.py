@@ -966,5 +966,40 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
       self.assertEqual(1.0, scales[-1])
 
 
+class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):
+  """`opt.loss_scale` is the scale the step used, in every mode."""
+
+  @parameterized.named_parameters(*ALL_MODES)
+  def test_loss_scale_is_this_steps_scale(self, mode):
+    # The scale grows after every finite step: 8, 16, 32. Logged next to
+    # the loss, `opt.loss_scale` must show the scale that step used, not
+    # the one the update has already set for the next step.
+    with _mode(mode) as sess:
+      w = _var(1.0)
+      manager = manager_lib.ExponentialUpdateLossScaleManager(8, 1)
+      lso = lso_lib.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.0), manager)
+      step = _train_step(lso, lambda: w * w, var_list=[w])
+      seen = []
+      if mode == GRAPH:
+        train = step()
+        sess.run(tf.compat.v1.global_variables_initializer())
+        for _ in range(3):
+          seen.append(sess.run([train, lso.loss_scale])[1])
+      elif mode == FUNCTION:
+
+        @tf.function
+        def run():
+          step()
+          return lso.loss_scale
+
+        seen = [run().numpy() for _ in range(3)]
+      else:
+        for _ in range(3):
+          step()
+          seen.append(lso.loss_scale.numpy())
+      self.assertEqual([8.0, 16.0, 32.0], [float(x) for x in seen])
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -15,6 +15,7 @@
 """Tests for the TF2 side: ExponentialUpdateLossScale."""
 
 import os
+import warnings
 
 from absl.testing import parameterized
 import numpy as np
@@ -37,6 +38,10 @@ def evaluate(mode, fn):
   if mode == "function":
     return tf.nest.map_structure(lambda t: t.numpy(), tf.function(fn)())
   return tf.nest.map_structure(lambda t: t.numpy(), fn())
+
+
+def _as_list(op):
+  return [] if op is None else [op]
 
 
 class ExponentialUpdateLossScaleTest(tf.test.TestCase,
@@ -139,6 +144,47 @@ class ExponentialUpdateLossScaleTest(tf.test.TestCase,
     self.assertLen(loss_scale.variables(), 3)
     self.assertIs(loss_scale.variables()[0], scale_var)
     self.assertEqual(scale_var.numpy(), 16.0)
+
+
+  @parameterized.parameters(*MODES)
+  def test_growth_past_float32_max_is_quiet_under_numpy_raise(self, mode):
+    # A user who sets np.seterr(over="raise") (or turns warnings into
+    # errors) must see the policy hold the scale, not a FloatingPointError
+    # or a RuntimeWarning from the eager update's float32 arithmetic.
+    start = float(np.finfo(np.float32).max) / 1.5
+
+    made = []
+
+    def fn():
+      if not made:  # Once: a tf.function may trace twice.
+        made.append(loss_scale_lib.ExponentialUpdateLossScale(start, 1))
+      with tf.control_dependencies(_as_list(made[0].update_from_finite(True))):
+        return tf.identity(made[0]())
+
+    with np.errstate(over="raise"), warnings.catch_warnings():
+      warnings.simplefilter("error")
+      self.assertEqual(float(evaluate(mode, fn)), float(np.float32(start)))
+
+  @parameterized.parameters(*MODES)
+  def test_update_from_finite_rejects_a_flag_that_is_not_a_scalar_bool(
+      self, mode):
+    loss_scale = loss_scale_lib.ExponentialUpdateLossScale(4, 1)
+    for flag, message in (([True], "of shape \\(1,\\)"),
+                          ([[True, False]], "of shape \\(1, 2\\)"),
+                          (1.0, "float32 tensor"),
+                          ("yes", "string tensor"),
+                          (object(), "must be a Python bool")):
+
+      def fn(flag=flag):
+        loss_scale.update_from_finite(tf.constant(flag) if isinstance(
+            flag, list) else flag)
+        return tf.constant(0)
+
+      with self.assertRaisesRegex(TypeError,
+                                  "`is_finite` passed to ExponentialUpdate"
+                                  "LossScale.update_from_finite .*" +
+                                  message):
+        evaluate(mode, fn)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ Each example builds its graph (or traces its function) once and runs every
 step through it. Examples are derandomized, so CI is reproducible.
 """
 
+import json
+
 from absl.testing import parameterized
 import hypothesis
 from hypothesis import strategies as st
@@ -37,6 +39,7 @@ import numpy as np
 import tensorflow as tf
 
 import policy_reference
+import program_util
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as lsm
 
@@ -270,6 +273,43 @@ class ExponentialPolicyPropertyTest(tf.test.TestCase, parameterized.TestCase):
         config = dict(edge, **start)
         self.assertEqual([a[:3] for a in run(config, tf2_side, mode)],
                          expected)
+
+
+class ConcurrentStepsTest(tf.test.TestCase, parameterized.TestCase):
+  """One train op run from 8 threads: every step counts exactly once.
+
+  Hogwild and A3C scripts run one train op from several threads of one
+  Session (or call one step from several threads). TF 1.15's `assign_add`
+  counter lost no step there; an update that reads the state and writes it
+  back must hold a lock to lose none either. Each mode runs in its own
+  process (`tests/programs/threaded_steps.py`): `tf1` needs
+  `disable_v2_behavior()`, and threads are best kept out of the test runner.
+  """
+
+  THREADS, STEPS = 8, 200
+
+  @parameterized.parameters("graph", "tf1", "function", "eager",
+                            "xla_session", "xla_function")
+  def test_every_step_of_every_thread_counts(self, mode):
+    output = program_util.run_program("threaded_steps.py", mode,
+                                      str(self.THREADS), str(self.STEPS),
+                                      timeout=600)
+    results = json.loads(output.strip().splitlines()[-1])
+    total = self.THREADS * self.STEPS
+    config = dict(incr_every_n_steps=100, decr_every_n_nan_or_inf=100,
+                  decr_ratio=0.5)
+    grown = policy_reference.exponential_policy([True] * total, 1, **config)
+    shrunk = policy_reference.exponential_policy([False] * total, 2**20,
+                                                 **config)
+    # Every finite step applied exactly once: x = 1, so w = -steps.
+    self.assertEqual(results["exponential_finite"],
+                     [-float(total)] + [float(v) for v in grown[-1]])
+    self.assertEqual(results["exponential_finite"][1], 2.0**16)
+    self.assertEqual(results["exponential_nan"],
+                     [0.0] + [float(v) for v in shrunk[-1]])
+    self.assertEqual(results["exponential_nan"][1], 2.0**4)
+    self.assertEqual(results["fixed_finite"], [-float(total)])
+    self.assertEqual(results["fixed_nan"], [0.0])
 
 
 if __name__ == "__main__":

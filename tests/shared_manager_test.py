@@ -185,42 +185,50 @@ class SharedManagerTest(tf.test.TestCase, parameterized.TestCase):
     lost = [_final(config, [True]), _final(config, [False])]
     self.assertLen([s for s in lost if s not in (d_then_g, g_then_d)], 1)
 
-  def test_mutex_only_when_the_state_is_shared(self):
-    # One optimizer per manager (the common case): no lock, no extra op in
-    # its step. A second update of the state in the graph makes both take
-    # the mutex, the first one after the fact.
-    def lock_ops_reached_from(op):
+  def test_one_mutex_per_state_held_by_every_update(self):
+    # Every update of a state in a graph holds the state's mutex (threads
+    # may run any train op concurrently); each state has its own, shared by
+    # all of its updates; a jit-compiled step takes none (XLA holds the
+    # variables' locks itself).
+    def mutexes_reached_from(op):
       seen, pending, found = set(), [op], set()
       while pending:
         op = pending.pop()
         if op in seen:
           continue
         seen.add(op)
-        if op.type in ("MutexLock", "ConsumeMutexLock"):
-          found.add(op.type)
+        if op.type == "MutexV2":
+          found.add(op)
         pending.extend(op.control_inputs)
         pending.extend(t.op for t in op.inputs)
       return found
 
-    with tf.Graph().as_default() as graph:
-      manager = mp.ExponentialUpdateLossScaleManager(8, 2)
-      w = tf.compat.v1.get_variable("w", initializer=1.0)
-      first = mp.LossScaleOptimizer(
+    def train_op(manager, w):
+      return mp.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(0.1),
           manager).minimize(tf.square(w))
-      self.assertEqual(set(), lock_ops_reached_from(first))
+
+    with tf.Graph().as_default():
+      manager = mp.ExponentialUpdateLossScaleManager(8, 2)
+      other = mp.ExponentialUpdateLossScaleManager(8, 2)
+      w = tf.compat.v1.get_variable("w", initializer=1.0)
+      first, second = train_op(manager, w), train_op(manager, w)
+      third = train_op(other, w)
+      self.assertLen(mutexes_reached_from(first), 1)
+      self.assertEqual(mutexes_reached_from(first),
+                       mutexes_reached_from(second))
+      self.assertLen(mutexes_reached_from(third), 1)
+      self.assertNotEqual(mutexes_reached_from(first),
+                          mutexes_reached_from(third))
+
+      @tf.function(jit_compile=True)
+      def compiled():
+        manager.update_loss_scale(tf.constant(True))
+        return tf.constant(0)
+
+      graph = compiled.get_concrete_function().graph
       self.assertEqual([], [op for op in graph.get_operations()
                             if op.type.startswith("Mutex")])
-      other = mp.ExponentialUpdateLossScaleManager(8, 2)
-      mp.LossScaleOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1),
-                            other).minimize(tf.square(w))
-      self.assertEqual(set(), lock_ops_reached_from(first))
-      second = mp.LossScaleOptimizer(
-          tf.compat.v1.train.GradientDescentOptimizer(0.1),
-          manager).minimize(tf.square(w))
-      both = {"MutexLock", "ConsumeMutexLock"}
-      self.assertEqual(both, lock_ops_reached_from(first))
-      self.assertEqual(both, lock_ops_reached_from(second))
 
   def test_checkpoint_saves_log_no_serialization_warning(self):
     # The lock is a bare mutex resource: nothing in the graph's collections

@@ -73,16 +73,26 @@ class TfCompatTest(tf.test.TestCase):
                   tf.constant(0)).get_concrete_function()
       self.assertIs(seen[-1], g)
 
-  def test_add_control_input(self):
+  def test_in_xla_context(self):
+    seen = {}
+
+    def record(key):
+      seen[key] = _tf_compat.in_xla_context()
+      return tf.constant(0.0)
+
     with tf.Graph().as_default():
-      v = tf.compat.v1.get_variable("v", initializer=0.0, use_resource=True)
-      read = tf.raw_ops.ReadVariableOp(resource=v.handle, dtype=tf.float32)
-      later = v.assign(5.0)
-      _tf_compat.add_control_input(read.op, later.op)
-      self.assertIn(later.op, read.op.control_inputs)
-      with tf.compat.v1.Session() as sess:
-        sess.run(v.initializer)
-        self.assertEqual(5.0, sess.run(read))  # The assignment ran first.
+      record("graph")
+      tf.function(lambda: record("function")).get_concrete_function()
+      tf.function(lambda: record("xla"),
+                  jit_compile=True).get_concrete_function()
+
+      def nested():
+        return tf.cond(tf.constant(True), lambda: record("xla_cond"),
+                       lambda: tf.constant(1.0))
+
+      tf.function(nested, jit_compile=True).get_concrete_function()
+    self.assertEqual(seen, {"graph": False, "function": False, "xla": True,
+                            "xla_cond": True})
 
   def test_loss_scale_weight_registry(self):
     loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale()

@@ -1,0 +1,112 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Graphs the package was used in die with their last user reference.
+
+Estimator builds a new graph for every `train()` and `evaluate()`, so a
+`train_and_evaluate` job builds hundreds. Nothing of the package may keep a
+dropped graph alive: not the update's lock, not the manager's per-graph
+state, not a manager made once and used in every graph (as `model_fn`
+closures do). The same loop with TF's own optimizer is the control: it must
+also leave nothing, or the test would prove nothing.
+"""
+
+import gc
+import weakref
+
+from absl.testing import parameterized
+import tensorflow as tf
+
+import contrib_mixed_precision as mp
+
+_GRAPHS = 100
+
+
+def _manager(kind):
+  if kind == "exponential":
+    return mp.ExponentialUpdateLossScaleManager(2**15, 2)
+  return mp.FixedLossScaleManager(2**15)
+
+
+def _build_and_run(make_optimizer):
+  """One graph: an Adam model of a few matmuls, built and stepped once."""
+  with tf.Graph().as_default() as graph:
+    w = tf.compat.v1.get_variable("w", initializer=tf.eye(8))
+    h = tf.ones([4, 8])
+    for _ in range(3):
+      h = tf.matmul(h, w)
+    opt = make_optimizer(tf.compat.v1.train.AdamOptimizer(1e-3))
+    train = opt.minimize(tf.reduce_sum(h))
+    with tf.compat.v1.Session() as sess:
+      sess.run(tf.compat.v1.global_variables_initializer())
+      sess.run(train)
+  return weakref.ref(graph)
+
+
+def _graphs_alive(refs):
+  gc.collect()
+  return sum(ref() is not None for ref in refs)
+
+
+class GraphLifetimeTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.parameters("exponential", "fixed")
+  def test_a_manager_per_graph_leaves_no_graph_alive(self, kind):
+    refs = [
+        _build_and_run(lambda inner: mp.LossScaleOptimizer(
+            inner, _manager(kind))) for _ in range(_GRAPHS)
+    ]
+    self.assertEqual(0, _graphs_alive(refs))
+
+  @parameterized.parameters("exponential", "fixed")
+  def test_one_manager_used_in_every_graph_leaves_no_graph_alive(self, kind):
+    manager = _manager(kind)
+    refs = [
+        _build_and_run(lambda inner: mp.LossScaleOptimizer(inner, manager))
+        for _ in range(_GRAPHS // 3)
+    ]
+    self.assertEqual(0, _graphs_alive(refs))
+    # The manager still works in a new graph, with state of its own there.
+    with tf.Graph().as_default():
+      scale = manager.get_loss_scale()
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        self.assertEqual(2.0**15, sess.run(scale))
+
+  def test_control_tf_optimizer_leaves_no_graph_alive(self):
+    refs = [
+        _build_and_run(lambda inner: inner) for _ in range(_GRAPHS // 10)
+    ]
+    refs += [
+        _build_and_run(
+            lambda inner: tf.compat.v1.mixed_precision.
+            MixedPrecisionLossScaleOptimizer(inner, "dynamic"))
+        for _ in range(_GRAPHS // 10)
+    ]
+    self.assertEqual(0, _graphs_alive(refs))
+
+  def test_a_live_graph_keeps_its_state(self):
+    # Held weakly by the manager, the state must still live as long as its
+    # graph: the graph's second use of the manager finds the same variables.
+    manager = _manager("exponential")
+    with tf.Graph().as_default():
+      names = [v.name for v in manager.variables()]  # No reference kept.
+      gc.collect()
+      self.assertEqual(names, [v.name for v in manager.variables()])
+      self.assertEqual(
+          names, [v.name for v in tf.compat.v1.global_variables()])
+
+
+if __name__ == "__main__":
+  tf.test.main()
