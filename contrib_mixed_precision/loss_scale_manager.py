@@ -281,19 +281,18 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
   manager reproduces TF 1.15's step for step, with the same state variables
   (`loss_scale`, `good_steps`, `bad_steps`), so TF 1.15 checkpoints restore.
 
-  One manager may serve several optimizers (a GAN's generator and
-  discriminator). What holds then:
+  One step, one update: the update reads the three variables and writes
+  them back while holding a lock of this state, so no update is lost when
+  one train op runs from several threads of one `Session` (Hogwild, A3C),
+  when several threads call one `tf.function` or step eagerly, or when one
+  manager serves several optimizers (a GAN's generator and discriminator)
+  that run in one `session.run`. In a graph or a function the lock is a
+  mutex of the state (TF1 cond and while bodies and control-flow-v2
+  branches included), colocated with the state, so that under
+  `replica_device_setter` it sits on the parameter server with it; eagerly
+  it is a Python lock; inside `tf.function(jit_compile=True)` it is XLA's
+  own lock on the variables it updates. With several optimizers:
 
-  * Every update is atomic. Once a second update of this state is built in
-    a graph, each update there reads the three variables and writes them
-    back while holding a mutex of this state (TF1 cond and while bodies,
-    control-flow-v2 branches and functions called from the graph
-    included), so when two optimizers' steps run in one `session.run`,
-    neither update is lost (TF 1.15 often lost one). A manager that serves
-    one optimizer takes no mutex and costs nothing more. Build every train
-    op before the first `session.run`: the first update is made to take
-    the mutex when the second is built, and TF does not apply that change
-    in a session that has already run it.
   * Runs of one optimizer at a time follow TF 1.15's policy step for step,
     and a run of one optimizer runs nothing of the other: not its
     gradients, not its update, not its input pipeline.

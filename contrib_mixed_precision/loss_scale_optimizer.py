@@ -249,7 +249,8 @@ class LossScaleOptimizer(_V1Optimizer):
     loss_scale_object = getattr(loss_scale_manager, "loss_scale", None)
     if isinstance(loss_scale_object, tf.compat.v1.mixed_precision.LossScale):
       _tf_compat.track_trackable(self, loss_scale_object, "loss_scale")
-    # The last step's decision and scale, for observability (see GraphKeys).
+    # The last step's decision and the scale that step used (read before
+    # the manager's update, in every mode), for observability (GraphKeys).
     self.finite_grads = None
     self.loss_scale = None
 
