@@ -213,6 +213,19 @@ class ParameterServerClusterTest(tf.test.TestCase):
 
 class WrapOrderTest(tf.test.TestCase):
 
+  def test_docs_show_the_tested_program(self):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "docs", "training_loops.md")) as f:
+      docs = f.read()
+    section = docs[docs.index("## Parameter servers"):]
+    section = section[:section.index("\n## ")]
+    blocks = section.split("```python\n")[1:]
+    with open(program_util.program_path("ps_train.py")) as f:
+      program = f.read()
+    self.assertLen(blocks, 2)
+    for block in blocks:
+      self.assertIn(block[:block.index("```")], program)
+
   def test_lso_around_sync_replicas_is_refused_naming_the_working_order(self):
     with tf.Graph().as_default():
       sync = tf.compat.v1.train.SyncReplicasOptimizer(
