@@ -369,7 +369,9 @@ class LossScaleOptimizer(_V1Optimizer):
         its variable's dtype, as the variable will hold it.
       global_step: Passed to the inner optimizer, which increments it when it
         applies. A skipped step leaves it alone (unless the optimizer was
-        built with `advance_global_step_on_skip=True`).
+        built with `advance_global_step_on_skip=True`), except inside
+        `SyncReplicasOptimizer`, where a skipped aggregate advances it too,
+        so that the sync tokens stay fresh (see `sync_replicas.py`).
       name: Passed to the inner optimizer.
 
     Returns:
