@@ -65,7 +65,11 @@ def _free_ports(n):
 
 
 def _run_clusters(root):
-  """Runs both clusters at once; returns {mode: (chief, worker)} or raises."""
+  """Runs both clusters at once.
+
+  Returns:
+    ({mode: [chief record, worker record]}, {mode: error message}).
+  """
   procs = {}
   for mode in ("sync", "async"):
     ports = _free_ports(3)
@@ -101,20 +105,22 @@ def _run_clusters(root):
       proc.kill()
       proc.wait()
     log.close()
-  if failures:
-    report = []
-    for mode, task_type, code, path in failures:
-      with open(path) as f:
-        report.append("--- %s %s (exit %s) ---\n%s" % (
-            mode, task_type, code, f.read()[-4000:]))
-    raise AssertionError("Estimator cluster failed:\n" + "\n".join(report))
-  results = {}
+  results, errors = {}, {}
   for mode in ("sync", "async"):
+    report = []
+    for failed_mode, task_type, code, path in failures:
+      if failed_mode == mode:
+        with open(path) as f:
+          report.append("--- %s %s (exit %s) ---\n%s" % (
+              mode, task_type, code, f.read()[-4000:]))
+    if report:
+      errors[mode] = "Estimator cluster failed:\n" + "\n".join(report)
+      continue
     results[mode] = []
     for task_type in ("chief", "worker"):
       with open(procs[mode, task_type][1]) as f:
         results[mode].append(json.load(f))
-  return results
+  return results, errors
 
 
 class EstimatorClusterTest(tf.test.TestCase):
@@ -122,14 +128,11 @@ class EstimatorClusterTest(tf.test.TestCase):
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
-    cls.results = cls.error = None
+    cls._results, cls._errors = {}, {}
     if not _HAS_ESTIMATOR:
       return
     cls._tmp = tempfile.TemporaryDirectory(prefix="cmp_ps_estimator_")
-    try:
-      cls.results = _run_clusters(cls._tmp.name)
-    except AssertionError as e:
-      cls.error = str(e)
+    cls._results, cls._errors = _run_clusters(cls._tmp.name)
 
   @classmethod
   def tearDownClass(cls):
@@ -141,8 +144,11 @@ class EstimatorClusterTest(tf.test.TestCase):
     super().setUp()
     if not _HAS_ESTIMATOR:
       self.skipTest(_NO_ESTIMATOR)
-    if self.error:
-      self.fail(self.error)
+
+  def _run(self, mode):
+    if mode in self._errors:
+      self.fail(self._errors[mode])
+    return self._results[mode]
 
   def _assert_record(self, got, want, state, where):
     self.assertEqual(got["global_step"], want["global_step"], msg=where)
@@ -158,7 +164,7 @@ class EstimatorClusterTest(tf.test.TestCase):
     return expected, states
 
   def test_sync_replicas_around_lso_follows_the_replay(self):
-    chief, worker = self.results["sync"]
+    chief, worker = self._run("sync")
     expected, states = self._replay(sync=True)
     self.assertFalse(expected[2]["finite"])
     for task in (chief, worker):
@@ -171,7 +177,7 @@ class EstimatorClusterTest(tf.test.TestCase):
                         states[_MAX_STEPS - 1], "checkpoint")
 
   def test_async_lso_follows_the_replay(self):
-    chief, worker = self.results["async"]
+    chief, worker = self._run("async")
     expected, states = self._replay(sync=False)
     # The tasks take turns, chief first.
     merged = [r for pair in zip(chief["records"], worker["records"] + [None])
@@ -190,7 +196,7 @@ class EstimatorClusterTest(tf.test.TestCase):
 
   def test_loss_scale_state_lives_on_the_ps(self):
     for mode in ("sync", "async"):
-      for task in self.results[mode]:
+      for task in self._run(mode):
         self.assertEqual(set(task["devices"].values()), {"/job:ps/task:0"},
                          msg="%s task %d" % (mode, task["task"]))
 

@@ -157,13 +157,21 @@ def run_worker(task, cluster, server, args, lockstep, chief_ready, out):
 
 def train(args):
   """Trains one fresh local cluster; returns the chief's record."""
-  ps_port, *worker_ports = free_ports(1 + NUM_WORKERS)
-  cluster = tf.train.ClusterSpec({
-      "ps": ["127.0.0.1:%d" % ps_port],
-      "worker": ["127.0.0.1:%d" % p for p in worker_ports]})
-  tf.distribute.Server(cluster, job_name="ps", task_index=0)
-  servers = [tf.distribute.Server(cluster, job_name="worker", task_index=i)
-             for i in range(NUM_WORKERS)]
+  for attempt in range(3):
+    ps_port, *worker_ports = free_ports(1 + NUM_WORKERS)
+    cluster = tf.train.ClusterSpec({
+        "ps": ["127.0.0.1:%d" % ps_port],
+        "worker": ["127.0.0.1:%d" % p for p in worker_ports]})
+    try:
+      tf.distribute.Server(cluster, job_name="ps", task_index=0)
+      servers = [tf.distribute.Server(cluster, job_name="worker",
+                                      task_index=i)
+                 for i in range(NUM_WORKERS)]
+      break
+    except tf.errors.UnknownError:
+      # Another process took a port between the pick and the bind.
+      if attempt == 2:
+        raise
   # A failed worker breaks the barrier, so its peer fails too, not hangs.
   lockstep = threading.Barrier(NUM_WORKERS, timeout=OP_TIMEOUT_MS / 1000)
   chief_ready = threading.Event()
