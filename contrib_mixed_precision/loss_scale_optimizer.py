@@ -31,6 +31,7 @@ from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import sync_replicas
 
 _V1Optimizer = tf.compat.v1.train.Optimizer
 # Re-exported: it lived here before the contract module existed.
@@ -225,6 +226,7 @@ class LossScaleOptimizer(_V1Optimizer):
       raise TypeError(
           "`opt` must be a tf.compat.v1.train.Optimizer, but got {!r} of type "
           "{}.{}".format(opt, type(opt).__name__, hint))
+    sync_replicas.refuse_wrapping_sync_replicas(opt)
     if isinstance(loss_scale_manager, tf.compat.v1.mixed_precision.LossScale):
       loss_scale_manager = manager_lib.LossScaleManager.from_loss_scale(
           loss_scale_manager)
@@ -385,7 +387,9 @@ class LossScaleOptimizer(_V1Optimizer):
         its variable's dtype, as the variable will hold it.
       global_step: Passed to the inner optimizer, which increments it when it
         applies. A skipped step leaves it alone (unless the optimizer was
-        built with `advance_global_step_on_skip=True`).
+        built with `advance_global_step_on_skip=True`), except inside
+        `SyncReplicasOptimizer`, where a skipped aggregate advances it too,
+        so that the sync tokens stay fresh (see `sync_replicas.py`).
       name: Passed to the inner optimizer.
 
     Returns:
@@ -418,7 +422,20 @@ class LossScaleOptimizer(_V1Optimizer):
     return self._apply_or_skip(
         is_finite,
         lambda: self._opt.apply_gradients(grads_and_vars, global_step, name),
-        global_step)
+        global_step,
+        advance_on_skip=self._advance_on_skip(grads_and_vars))
+
+  def _advance_on_skip(self, grads_and_vars) -> bool:
+    """Whether a skipped step must still advance `global_step`.
+
+    Inside `SyncReplicasOptimizer` (the gradients were taken out of its
+    accumulators) it must: the takes have moved the accumulators' clock on,
+    and the tokens the chief fills in next carry `global_step`. Left behind,
+    every later gradient would be dropped as stale and training would stall.
+    """
+    return (self._advance_global_step_on_skip or
+            sync_replicas.aggregated_by_accumulators(
+                [g for g, _ in grads_and_vars]))
 
   def _distributed_apply(self, distribution, grads_and_vars, global_step=None,
                          name=None):
@@ -445,8 +462,15 @@ class LossScaleOptimizer(_V1Optimizer):
 
     return self._apply_or_skip(is_finite, apply_fn, global_step)
 
-  def _apply_or_skip(self, is_finite, apply_fn, global_step):
-    """Runs `apply_fn` only if `is_finite`; always updates the manager."""
+  def _apply_or_skip(self, is_finite, apply_fn, global_step,
+                     advance_on_skip=None):
+    """Runs `apply_fn` only if `is_finite`; always updates the manager.
+
+    A skip advances `global_step` when `advance_on_skip` is True (None: as
+    the optimizer was built, `advance_global_step_on_skip`).
+    """
+    if advance_on_skip is None:
+      advance_on_skip = self._advance_global_step_on_skip
     # This step's scale, read before the manager's update below, in every
     # mode: `opt.loss_scale` is the scale the step used, never the next.
     loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
@@ -489,11 +513,11 @@ class LossScaleOptimizer(_V1Optimizer):
     ops = [maybe_apply]
     if update_op is not None:
       ops.append(update_op)
-    if self._advance_global_step_on_skip and global_step is not None:
+    if advance_on_skip and global_step is not None:
       with tf.control_dependencies([maybe_apply]):
         ops.append(
             tf.cond(is_finite, tf.no_op,
-                    lambda: _as_op(self._maybe_advance_global_step(global_step)),
+                    lambda: _as_op(_advance_global_step(global_step)),
                     name="advance_global_step_on_skip"))
     step_op = tf.group(*ops)
     if observable:
@@ -546,7 +570,12 @@ class LossScaleOptimizer(_V1Optimizer):
 
   def _maybe_advance_global_step(self, global_step):
     if self._advance_global_step_on_skip and global_step is not None:
-      return global_step.assign_add(
-          tf.ones([], dtype=global_step.dtype.base_dtype), use_locking=True,
-          read_value=False)
+      return _advance_global_step(global_step)
     return None
+
+
+def _advance_global_step(global_step):
+  """Adds one to `global_step`, as an applied step's inner optimizer does."""
+  return global_step.assign_add(
+      tf.ones([], dtype=global_step.dtype.base_dtype), use_locking=True,
+      read_value=False)

@@ -104,3 +104,66 @@ def data_parallel_momentum_sgd(finite_flags, num_workers):
       b = b - 0.1 * acc_b
     out.append((w.copy(), b.copy()))
   return out
+
+
+def parameter_server_sgd(sync, skips_nan, steps, num_workers=2,
+                         nan_at=(1, 2)):
+  """Every update of the parameter-server programs, replayed in NumPy.
+
+  Plain SGD (lr 0.1) on a 3x2 linear model with bias and squared error,
+  starting from `linspace(-1, 1, 6)` weights and zero bias. Worker k's batch
+  at step s is `(arange(12).reshape(4, 3) / 20 + k / 2) * (1 + s / 10)`
+  with all-ones targets; worker `nan_at[0]`'s batch at step `nan_at[1]` has
+  a NaN in its first element.
+
+  Args:
+    sync: True for synchronous training: one update per step, of the
+      workers' mean gradient, and `global_step` moves on by one every step,
+      applied or skipped. False for asynchronous training: worker 0 applies
+      its own gradient, then worker 1, and `global_step` counts applied
+      updates only.
+    skips_nan: Whether a non-finite update is skipped (loss scaling) rather
+      than applied (no loss scaling: the NaN reaches the model).
+    steps: How many steps.
+    num_workers: How many workers.
+    nan_at: (worker, step) of the NaN batch.
+
+  Returns:
+    One dict per update: `step`, `worker` (None in sync mode), `finite`,
+    `global_step`, `w` and `b` after it (float64 arrays).
+  """
+  w = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+  b = np.zeros([2])
+  y = np.ones([4, 2])
+  global_step = 0
+  out = []
+
+  def grads(worker, step):
+    x = (np.arange(12, dtype=np.float64).reshape(4, 3) / 20 + worker / 2) * (
+        1 + step / 10)
+    if (worker, step) == tuple(nan_at):
+      x[0, 0] = np.nan
+    residual = x @ w + b - y
+    return 2.0 / residual.size * x.T @ residual, (
+        2.0 / residual.size * residual.sum(axis=0))
+
+  for step in range(steps):
+    if sync:
+      per_worker = [grads(k, step) for k in range(num_workers)]
+      updates = [(None, np.mean([g for g, _ in per_worker], axis=0),
+                  np.mean([g for _, g in per_worker], axis=0))]
+    else:
+      # Each worker reads the weights its predecessor just updated.
+      updates = ((k, None, None) for k in range(num_workers))
+    for worker, g_w, g_b in updates:
+      if worker is not None:
+        g_w, g_b = grads(worker, step)
+      finite = bool(np.all(np.isfinite(g_w)) and np.all(np.isfinite(g_b)))
+      if finite or not skips_nan:
+        w = w - 0.1 * g_w
+        b = b - 0.1 * g_b
+      if finite or not skips_nan or sync:
+        global_step += 1
+      out.append({"step": step, "worker": worker, "finite": finite,
+                  "global_step": global_step, "w": w.copy(), "b": b.copy()})
+  return out
