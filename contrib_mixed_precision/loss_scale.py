@@ -23,6 +23,7 @@ a `LossScale` directly share one implementation. Whether a step is finite is
 decided in `skip_decision.py`.
 """
 
+import contextlib
 import threading
 import weakref
 from typing import Any, Dict, Optional, Tuple
@@ -211,11 +212,20 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
   if _update_is_atomic_as_built():
     return tf.group(*step(), name="update_loss_scale")
   mutex = _state_mutex(loss_scale)
-  with tf.control_dependencies([is_finite]):
+
+  def with_the_mutex():
+    # The lock tensor cannot cross devices (it cannot be serialized), so
+    # both ends of the lock sit with the mutex: on the parameter server, if
+    # it is. An eager mutex (captured by a function) has no op to follow.
+    if tf.is_symbolic_tensor(mutex):
+      return tf.compat.v1.colocate_with(mutex.op)
+    return contextlib.nullcontext()
+
+  with with_the_mutex(), tf.control_dependencies([is_finite]):
     lock = tf.raw_ops.MutexLock(mutex=mutex)
   with tf.control_dependencies([lock]):
     writes = step()
-  with tf.control_dependencies(writes):
+  with with_the_mutex(), tf.control_dependencies(writes):
     released = tf.raw_ops.ConsumeMutexLock(mutex_lock=lock)
   return tf.group(writes, released, name="update_loss_scale")
 
