@@ -129,6 +129,19 @@ def _skip_unless(is_finite, apply_fn, cond_scope):
     return tf.raw_ops.Merge(inputs=[skip, applied_pivot]).output.op
 
 
+_KERAS_UNSCALED_MESSAGE = (
+    "LossScaleOptimizer.apply_gradients was called by Keras' TFOptimizer, "
+    "the wrapper `model.compile` puts around a tf.compat.v1.train optimizer. "
+    "In eager mode and in `fit`'s tf.function, Keras differentiates the "
+    "unscaled loss itself and passes only the gradients on, so the loss "
+    "would never be scaled and float16 gradients would underflow. Either run "
+    "the Keras program in graph mode, calling "
+    "`tf.compat.v1.disable_eager_execution()` at its start (Keras then calls "
+    "`compute_gradients`, which scales the loss), or compile with a Keras "
+    "optimizer wrapped in `tf.keras.mixed_precision.LossScaleOptimizer` "
+    "(docs/migration.md, \"Keras\").")
+
+
 def _file_unobserved_step(optimizer_name):
   """Notes, in the outermost graph, a step whose tensors cannot be fetched.
 
@@ -378,7 +391,11 @@ class LossScaleOptimizer(_V1Optimizer):
       TypeError: If an element of `grads_and_vars` is not a pair, or a
         gradient is neither None, a tensor, IndexedSlices, nor numbers
         convertible to its variable's dtype.
+      RuntimeError: If Keras' eager `fit` calls it: Keras computed the
+        gradients of the unscaled loss (see `_KERAS_UNSCALED_MESSAGE`).
     """
+    if _tf_compat.called_from_keras_tf_optimizer():
+      raise RuntimeError(_KERAS_UNSCALED_MESSAGE)
     grads_and_vars = tuple(grads_and_vars)
     for i, pair in enumerate(grads_and_vars):
       if not isinstance(pair, (tuple, list)) or len(pair) != 2:
