@@ -575,8 +575,9 @@ class LossScaleOptimizer(_V1Optimizer):
     full = "/".join(p for p in (prefix, name) if p)
     if not tf.executing_eagerly() and graph is tf.compat.v1.get_default_graph():
       # Keep later conds of the graph out of the scope when it is still free.
-      if graph.unique_name(full, mark_as_used=False) == full:
-        graph.unique_name(full, mark_as_used=True)
+      # (`unique_name` puts the current name scope, `prefix`, in front.)
+      if graph.unique_name(name, mark_as_used=False) == full:
+        graph.unique_name(name, mark_as_used=True)
     return full + "/"
 
   def _maybe_advance_global_step(self, global_step):

@@ -25,7 +25,8 @@ graph-mode run holds after the same steps.
 
 The names are TF 1.15's graph-mode names: the first optimizer's inner apply
 ran in the name scope `cond`, an exponential manager's update took the next
-`cond_N`, and the next optimizer's apply the one after.
+`cond_N`, and the next optimizer's apply the one after. Other conds in the
+graph (the user's, a dynamic adapter's update) take no index, in any mode.
 """
 
 import os
