@@ -21,6 +21,7 @@ converters, which cannot run that policy, must refuse it loudly.
 """
 
 import importlib
+import json
 import importlib.util
 
 from absl.testing import parameterized
@@ -28,6 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 import policy_reference
+import program_util
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 
 NAN = float("nan")
@@ -103,6 +105,27 @@ class TfOptimizerDrivesPolicyTest(tf.test.TestCase, parameterized.TestCase):
         values.append(float(v.numpy()))
     self.assertEqual(scales, expected_scales)
     self.assertAllClose(values, expected_values)
+
+
+class MirroredStrategyTest(tf.test.TestCase):
+
+  def test_one_decision_for_all_replicas_and_contrib_policy(self):
+    # Replica 1 alone is NaN on step 1: both replicas skip it, and the scale
+    # halves once (decr_every_n_nan_or_inf=1); it doubles after two finite.
+    factors = [1.0, NAN, 1.0, 1.0]
+    output = program_util.run_program(
+        "tf_consumer_mirrored.py", *[str(f) for f in factors], timeout=240)
+    result = json.loads(output.strip().splitlines()[-1])
+    flags = [bool(np.isfinite(f)) for f in factors]
+    expected_scales = [s for s, _, _ in policy_reference.exponential_policy(
+        flags, 8.0, 2, 1, 2.0, 0.5)]
+    self.assertEqual(expected_scales, [s[0] for s in result["scales"]])
+    w, expected_weights = np.array([1.0, -1.0]), []
+    for f in factors:
+      if np.isfinite(f):
+        w = w - 0.5 * (1.0 + f)  # The replicas' gradients, summed.
+      expected_weights.append([w.tolist(), w.tolist()])
+    self.assertAllClose(expected_weights, result["weights"])
 
 
 def _keras2():
