@@ -567,4 +567,5 @@ class ExponentialUpdateLossScale(_LossScaleBase):
 # `DynamicLossScale`; any other LossScale it treats as a fixed scale. This
 # class implements that interface with the contrib policy, so register it as
 # a virtual subclass (public `abc` API: LossScale's metaclass is ABCMeta).
-tf.compat.v1.mixed_precision.DynamicLossScale.register(ExponentialUpdateLossScale)
+tf.compat.v1.mixed_precision.DynamicLossScale.register(
+    ExponentialUpdateLossScale)

@@ -174,7 +174,7 @@ class _ScopeRegistry(object):
     self._graphs = weakref.WeakKeyDictionary()
 
   def scope(self, graph, prefix, optimizer, width):
-    """`optimizer`'s `cond` name under `prefix`; new ones take `width` indices."""
+    """`optimizer`'s `cond` name under `prefix`, taking `width` if new."""
     with self._lock:
       entry = self._graphs.setdefault(graph, {}).setdefault(
           prefix, [0, weakref.WeakKeyDictionary()])

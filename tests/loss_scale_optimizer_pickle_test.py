@@ -46,8 +46,9 @@ class PickleTest(tf.test.TestCase, parameterized.TestCase):
       opt.minimize(lambda: tf.reduce_sum(v * v), var_list=[v])
     copy = pickle.loads(pickle.dumps(opt))
     self.assertIsInstance(copy, mp.LossScaleOptimizer)
-    self.assertEqual(float(opt._loss_scale_manager.get_loss_scale()),  # pylint: disable=protected-access
-                     float(copy._loss_scale_manager.get_loss_scale()))  # pylint: disable=protected-access
+    self.assertEqual(
+        float(opt._loss_scale_manager.get_loss_scale()),  # pylint: disable=protected-access
+        float(copy._loss_scale_manager.get_loss_scale()))  # pylint: disable=protected-access
 
 
 if __name__ == "__main__":
