@@ -33,6 +33,7 @@ because TF's object-based checkpointing asks every object with
 already reports them (its checkpoint test fails if TF changes this).
 """
 
+import sys
 import warnings
 import weakref
 
@@ -218,3 +219,36 @@ def in_xla_context(graph=None) -> bool:
   if graph is None:
     graph = tf.compat.v1.get_default_graph()
   return bool(control_flow_util.GraphOrParentsInXlaContext(graph))
+
+
+def called_from_keras_tf_optimizer(max_depth: int = 8) -> bool:
+  """True if a Keras 2 `TFOptimizer.apply_gradients` is on the call stack.
+
+  Keras 2 (TF 2.15's `tf.keras`, and tf-keras) wraps a v1 optimizer passed
+  to `model.compile` in its `TFOptimizer`. In eager mode and in `fit`'s
+  `tf.function` its `minimize` differentiates the loss itself and hands only
+  the gradients over, through `TFOptimizer.apply_gradients`; in graph mode
+  Keras calls the v1 optimizer's `compute_gradients` and `apply_gradients`
+  directly instead.
+
+  Why private: no public API tells a v1 optimizer who called it, and
+  `TFOptimizer` is not public; this reads the callers' frames
+  (`sys._getframe`) for a method `apply_gradients` of a class named
+  `TFOptimizer` from a Keras module.
+
+  Args:
+    max_depth: How many callers to look through (wrappers such as Horovod's
+      sit in between).
+  """
+  frame = sys._getframe(1)  # pylint: disable=protected-access
+  for _ in range(max_depth):
+    frame = frame.f_back
+    if frame is None:
+      return False
+    if frame.f_code.co_name != "apply_gradients":
+      continue
+    caller = frame.f_locals.get("self")
+    cls = type(caller)
+    if cls.__name__ == "TFOptimizer" and "keras" in cls.__module__:
+      return True
+  return False

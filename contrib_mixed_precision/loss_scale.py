@@ -526,3 +526,31 @@ class ExponentialUpdateLossScale(_LossScaleBase):
                 self._init_loss_scale, self._incr_every_n_steps,
                 self._decr_every_n_nan_or_inf, self._incr_ratio,
                 self._decr_ratio)
+
+  # -- TF's and Keras' own consumers (issue 22, item 4) ---------------------
+
+  @property
+  def multiplier(self):
+    # Keras 2 converts a DynamicLossScale (which this class is registered as,
+    # below) into its own LossScaleOptimizer by reading `multiplier`. One
+    # multiplier for both directions cannot follow this policy, so refuse
+    # there; `hasattr(x, "multiplier")` stays False.
+    raise AttributeError(
+        "ExponentialUpdateLossScale has no `multiplier`: Keras' "
+        "LossScaleOptimizer grows and shrinks the scale by one multiplier and "
+        "cannot follow the contrib policy. To keep the policy, wrap a "
+        "tf.compat.v1.train optimizer in "
+        "`contrib_mixed_precision.LossScaleOptimizer(opt, "
+        "ExponentialUpdateLossScaleManager(...))`; for a Keras optimizer, use "
+        "`tf.keras.mixed_precision.LossScaleOptimizer` and its own dynamic "
+        "policy.")
+
+
+# TF's `MixedPrecisionLossScaleOptimizer` (also built by
+# `enable_mixed_precision_graph_rewrite`) drives a scale through
+# `update(grads)`, and skips non-finite steps, only when it is an instance of
+# `DynamicLossScale`; any other LossScale it treats as a fixed scale. This
+# class implements that interface with the contrib policy, so register it as
+# a virtual subclass (public `abc` API: LossScale's metaclass is ABCMeta).
+tf.compat.v1.mixed_precision.DynamicLossScale.register(
+    ExponentialUpdateLossScale)

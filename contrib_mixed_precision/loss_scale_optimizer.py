@@ -20,6 +20,7 @@ is finite, and updates the manager on every call. Between the two, user code
 (clipping, all-reduce) sees ordinary, unscaled gradients.
 """
 
+import threading
 import weakref
 from typing import Any, Iterable, List, Optional, Tuple
 
@@ -28,7 +29,6 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
 from contrib_mixed_precision import graph_keys
-from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import sync_replicas
@@ -147,6 +147,19 @@ def _skip_unless(is_finite, apply_fn, cond_scope):
     return tf.raw_ops.Merge(inputs=[skip, applied_pivot]).output.op
 
 
+_KERAS_UNSCALED_MESSAGE = (
+    "LossScaleOptimizer.apply_gradients was called by Keras' TFOptimizer, "
+    "the wrapper `model.compile` puts around a tf.compat.v1.train optimizer. "
+    "In eager mode and in `fit`'s tf.function, Keras differentiates the "
+    "unscaled loss itself and passes only the gradients on, so the loss "
+    "would never be scaled and float16 gradients would underflow. Either run "
+    "the Keras program in graph mode, calling "
+    "`tf.compat.v1.disable_eager_execution()` at its start (Keras then calls "
+    "`compute_gradients`, which scales the loss), or compile with a Keras "
+    "optimizer wrapped in `tf.keras.mixed_precision.LossScaleOptimizer` "
+    "(docs/migration.md, \"Keras\").")
+
+
 def _file_unobserved_step(optimizer_name):
   """Notes, in the outermost graph, a step whose tensors cannot be fetched.
 
@@ -162,6 +175,36 @@ def _file_unobserved_step(optimizer_name):
           GraphKeys.UNOBSERVED_STEPS,
           "LossScaleOptimizer {!r} built inside {}".format(
               optimizer_name, where))
+
+
+class _ScopeRegistry(object):
+  """Which `cond` scope each LossScaleOptimizer applies in, per graph.
+
+  Kept outside the optimizers (which then pickle as plain ones do) and weak
+  on both the graphs and the optimizers. Eager mode's graph is the global
+  default one, so `tf.compat.v1.reset_default_graph()` starts again at
+  `cond`.
+  """
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    # graph -> {name scope: [next index, WeakKeyDictionary(optimizer -> name)]}
+    self._graphs = weakref.WeakKeyDictionary()
+
+  def scope(self, graph, prefix, optimizer, width):
+    """`optimizer`'s `cond` name under `prefix`, taking `width` if new."""
+    with self._lock:
+      entry = self._graphs.setdefault(graph, {}).setdefault(
+          prefix, [0, weakref.WeakKeyDictionary()])
+      names = entry[1]
+      if optimizer not in names:
+        index = entry[0]
+        names[optimizer] = "cond_{}".format(index) if index else "cond"
+        entry[0] += width
+      return names[optimizer]
+
+
+_SCOPES = _ScopeRegistry()
 
 
 class LossScaleOptimizer(_V1Optimizer):
@@ -400,7 +443,11 @@ class LossScaleOptimizer(_V1Optimizer):
       TypeError: If an element of `grads_and_vars` is not a pair, or a
         gradient is neither None, a tensor, IndexedSlices, nor numbers
         convertible to its variable's dtype.
+      RuntimeError: If Keras' eager `fit` calls it: Keras computed the
+        gradients of the unscaled loss (see `_KERAS_UNSCALED_MESSAGE`).
     """
+    if _tf_compat.called_from_keras_tf_optimizer():
+      raise RuntimeError(_KERAS_UNSCALED_MESSAGE)
     grads_and_vars = tuple(grads_and_vars)
     for i, pair in enumerate(grads_and_vars):
       if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -499,11 +546,7 @@ class LossScaleOptimizer(_V1Optimizer):
     # `cond/beta1_power`), and TF 1.15 checkpoints hold those names. Control
     # flow v2 builds branches in a function graph with a fresh name scope,
     # so open the scope here and re-enter it inside the branch.
-    if _tf_compat.is_building_function():
-      cond_scope = self._variables_cond_scope()
-    else:
-      with tf.compat.v1.name_scope(None, default_name="cond") as cond_scope:
-        pass
+    cond_scope = self._variables_cond_scope()
 
     maybe_apply = _skip_unless(is_finite, apply_fn, cond_scope)
     # The update waits for the read: a fetch of the scale with the train op
@@ -535,38 +578,46 @@ class LossScaleOptimizer(_V1Optimizer):
     return step_op
 
   def _variables_cond_scope(self) -> str:
-    """The absolute name scope of the inner apply outside a plain graph.
+    """The absolute name scope of the inner apply, the same in every mode.
 
-    Used in eager mode and `tf.function`, where it is what graph mode would
-    name the scope. TF 1.15's graph mode built the inner apply in a
-    `tf.cond`, whose name scope the graph uniquifies: `cond` for the first
-    LossScaleOptimizer in a name scope, `cond_2` for the second with an
-    exponential manager (its update took `cond_1`), and so on. The inner optimizer names its
-    non-slot variables there (`cond_2/beta1_power`). TF 1.15's eager mode
-    ran the apply in `cond` for every optimizer (eager name scopes are not
-    uniquified), and a function graph uniquifies on its own, so neither
-    matched graph mode once there were two optimizers.
+    The inner optimizer names its non-slot variables there (Adam's
+    `cond/beta1_power`). TF 1.15 built the inner apply in a `tf.cond`, which
+    the graph named `cond`, `cond_1`, ... after whatever else it held, so
+    the names changed with any other `tf.cond` in the graph, and eager mode
+    (whose conds take no names) could not follow them.
 
-    Here each optimizer takes, once per scope and outermost graph, the
-    names graph mode would take, from the uniquifier of the graph its
-    variables live in (`tf.init_scope()`: the global default graph in eager
-    mode, so `tf.compat.v1.reset_default_graph()` starts again at `cond`):
-    one for its apply, and one per `cond` its manager's update takes.
-    Optimizers are numbered in the order of their first `apply_gradients`,
-    as graph mode numbers them in the order they are built. A later call
-    returns the same scope.
+    Here the names depend only on the LossScaleOptimizers applied in the
+    same outermost graph and name scope (see `_ScopeRegistry`): the first
+    takes `cond`, and each next one the index after the previous one's apply
+    and its exponential manager's update, which TF 1.15 also built as a
+    `cond`. A graph holding only these optimizers is named as in TF 1.15
+    (`cond`, then `cond_2` after an exponential manager, `cond_1` after a
+    fixed one). Other conds, dynamic adapters' updates included, take no
+    index. Inside an outer `tf.cond` the name is under that cond's scope
+    (`cond/cond/beta1_power`) in graph mode and in `tf.function`, with
+    control flow v1 or v2 alike; an eager `tf.cond` opens no scope, so there
+    it is `cond/beta1_power`.
     """
-    # Set lazily: subclasses may skip `__init__`.
-    scopes = self.__dict__.setdefault("_cond_scopes",
-                                      weakref.WeakKeyDictionary())
+    graph = _tf_compat.outermost_graph()
+    # `tf.init_scope()` carries the current graph's name scope over to the
+    # outermost context: the whole scope in eager mode and plain graphs.
     with tf.init_scope():
+      eager = tf.executing_eagerly()
       prefix = tf.get_current_name_scope()
-      by_prefix = scopes.setdefault(_tf_compat.outermost_graph(), {})
-      if prefix not in by_prefix:
-        by_prefix[prefix] = loss_scale_lib.unique_name_as_in_graph("cond")
-        for _ in range(_manager_cond_scopes(self._loss_scale_manager)):
-          loss_scale_lib.unique_name_as_in_graph("cond")
-    return by_prefix[prefix] + "/"
+    if not eager and graph is not tf.compat.v1.get_default_graph():
+      # Building a function graph (a `tf.function`, or a control-flow-v2
+      # branch, whose own scope starts empty) inside a graph: the outer
+      # graph's scope comes first (`cond` while a v2 cond builds a branch).
+      prefix = "/".join(p for p in (graph.get_name_scope(), prefix) if p)
+    name = _SCOPES.scope(graph, prefix, self,
+                         1 + _manager_cond_scopes(self._loss_scale_manager))
+    full = "/".join(p for p in (prefix, name) if p)
+    if not tf.executing_eagerly() and graph is tf.compat.v1.get_default_graph():
+      # Keep later conds of the graph out of the scope when it is still free.
+      # (`unique_name` puts the current name scope, `prefix`, in front.)
+      if graph.unique_name(name, mark_as_used=False) == full:
+        graph.unique_name(name, mark_as_used=True)
+    return full + "/"
 
   def _maybe_advance_global_step(self, global_step):
     if self._advance_global_step_on_skip and global_step is not None:

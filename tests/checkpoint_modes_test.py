@@ -25,7 +25,8 @@ graph-mode run holds after the same steps.
 
 The names are TF 1.15's graph-mode names: the first optimizer's inner apply
 ran in the name scope `cond`, an exponential manager's update took the next
-`cond_N`, and the next optimizer's apply the one after.
+`cond_N`, and the next optimizer's apply the one after. Other conds in the
+graph (the user's, a dynamic adapter's update) take no index, in any mode.
 """
 
 import os
@@ -45,6 +46,10 @@ MANAGERS = {
     "exponential": lambda: mp.ExponentialUpdateLossScaleManager(8, 2, 1, 2,
                                                                 0.5),
     "fixed": lambda: mp.FixedLossScaleManager(4),
+    # TF2's policy behind an adapter, whose update builds a `tf.cond` of its
+    # own in graph mode.
+    "dynamic": lambda: mp.LossScaleManager.from_loss_scale(
+        tf.compat.v1.mixed_precision.DynamicLossScale(8, 2, 2)),
 }
 # Gradients of three steps; the second is non-finite and skipped.
 GRADS = [[0.5, -1.0], [np.nan, 1.0], [0.25, 2.0]]
@@ -52,13 +57,22 @@ GRADS = [[0.5, -1.0], [np.nan, 1.0], [0.25, 2.0]]
 EXTRA = [1.0, 1.0]
 
 
-def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None):
+def _foreign_cond():
+  """A `tf.cond` of the user's own, built before the optimizers."""
+  return tf.cond(tf.constant(True), lambda: tf.constant(1.0),
+                 lambda: tf.constant(2.0))
+
+
+def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None,
+                 foreign_cond=False):
   """Trains in graph mode; returns {variable name: value} at the end.
 
   One LossScaleOptimizer per entry of `managers`, the i-th training the
   variable `w{i}` with the gradients `steps` (the same for each).
   """
   with tf.Graph().as_default():
+    if foreign_cond:
+      _foreign_cond()
     grad = tf.compat.v1.placeholder(tf.float32, [2])
     train_ops = []
     for i, manager in enumerate(managers):
@@ -79,7 +93,7 @@ def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None):
       return dict(zip([v.op.name for v in variables], sess.run(variables)))
 
 
-def _eager_program(optimizer, managers, mode):
+def _eager_program(optimizer, managers, mode, foreign_cond=False):
   """The same model in eager mode; returns (variables, objects, step)."""
   ws, opts = [], []
   for i, manager in enumerate(managers):
@@ -88,6 +102,8 @@ def _eager_program(optimizer, managers, mode):
                                       MANAGERS[manager]()))
 
   def step(grad):
+    if foreign_cond:
+      _foreign_cond()
     for w, opt in zip(ws, opts):
       opt.apply_gradients([(grad, w)])
 
@@ -153,6 +169,78 @@ class CheckpointAcrossModesTest(tf.test.TestCase, parameterized.TestCase):
     self.assertSameState(after_eager_step, back)
     uninterrupted = _graph_train(optimizer, managers, GRADS + [EXTRA])
     self.assertSameState(uninterrupted, back)
+
+  @parameterized.product(
+      case=[
+          # The first optimizer's adapter builds a cond in graph mode only.
+          dict(managers=("dynamic", "fixed"), foreign_cond=False,
+               scopes=["cond", "cond_1"]),
+          # The user's own cond, built before the optimizer.
+          dict(managers=("exponential",), foreign_cond=True,
+               scopes=["cond"]),
+      ],
+      mode=["eager", "function"])
+  def test_names_ignore_other_conds_in_the_graph(self, case, mode):
+    # Name-based restore by tf.train.Checkpoint matches what it can and
+    # leaves the rest at their initial values; every name must match.
+    ckpt = os.path.join(self.get_temp_dir(), "graph")
+    in_graph = _graph_train("adam", case["managers"], GRADS, save_to=ckpt,
+                            foreign_cond=case["foreign_cond"])
+    self.assertEqual(
+        case["scopes"],
+        sorted(name[:-len("/beta1_power")] for name in in_graph
+               if name.endswith("/beta1_power")))
+    variables, objects, _ = _eager_program(
+        "adam", case["managers"], mode, foreign_cond=case["foreign_cond"])
+    self.assertCountEqual(in_graph.keys(), _values(variables).keys())
+    tf.train.Checkpoint(**objects).restore(ckpt)
+    self.assertSameState(in_graph, _values(variables))
+
+  def test_inner_apply_scope_inside_an_outer_cond(self):
+    # The naming rule inside an outer `tf.cond` (gradient accumulation):
+    # under the outer cond's scope in graph mode (control flow v1, as TF 1.15
+    # named it, and v2) and in a tf.function; an eager `tf.cond` opens no
+    # name scope, so there the outer scope is absent.
+    def names(mode, control_flow_v2=True):
+      ws = [tf.Variable([1.0, 2.0], name="w")]
+      opt = mp.LossScaleOptimizer(OPTIMIZERS["adam"](),
+                                  MANAGERS["exponential"]())
+
+      def step():
+        tf.cond(tf.constant(True),
+                lambda: opt.apply_gradients([(tf.constant([1.0, 1.0]),
+                                              ws[0])]),
+                tf.no_op)
+
+      if mode == "function":
+        tf.function(step)()
+      else:
+        step()
+      return sorted(v.name[:-2] for v in opt.variables() if "beta" in v.name)
+
+    expected = ["cond/cond/beta1_power", "cond/cond/beta2_power"]
+    for control_flow_v2 in (True, False):
+      with tf.Graph().as_default():
+        if not control_flow_v2:
+          tf.compat.v1.disable_control_flow_v2()
+        try:
+          ws = [tf.compat.v1.get_variable("w", initializer=[1.0, 2.0])]
+          opt = mp.LossScaleOptimizer(OPTIMIZERS["adam"](),
+                                      MANAGERS["exponential"]())
+          tf.cond(tf.constant(True),
+                  lambda: opt.apply_gradients([(tf.constant([1.0, 1.0]),
+                                                ws[0])]),
+                  tf.no_op)
+        finally:
+          tf.compat.v1.enable_control_flow_v2()
+        self.assertEqual(
+            expected,
+            sorted(v.op.name for v in opt.variables() if "beta" in v.name),
+            msg="control flow v2: {}".format(control_flow_v2))
+    self.assertEqual(expected, names("function"))
+    tf.compat.v1.reset_default_graph()
+    self.assertEqual(["cond/beta1_power", "cond/beta2_power"],
+                     names("eager"))
 
   def test_names_are_numbered_per_default_graph_in_eager_mode(self):
     # Two programs in one process: after `reset_default_graph()` (which

@@ -14,6 +14,9 @@
 # ==============================================================================
 """Fails loudly if TensorFlow moves a private attribute `_tf_compat` uses."""
 
+import importlib
+import importlib.util
+
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -116,6 +119,29 @@ class TfCompatTest(tf.test.TestCase):
     path = tf.train.Checkpoint(opt=opt).save(self.get_temp_dir() + "/t")
     self.assertIn("opt/child/.ATTRIBUTES/VARIABLE_VALUE",
                   [name for name, _ in tf.train.list_variables(path)])
+
+
+  def test_called_from_keras_tf_optimizer(self):
+    # Keras 2 (TF 2.15's tf.keras, or tf-keras) wraps a v1 optimizer in its
+    # TFOptimizer; its apply_gradients must be recognised, and nothing else.
+    if importlib.util.find_spec("tf_keras") is not None:
+      keras2 = importlib.import_module("tf_keras")
+    else:
+      keras2 = tf.keras
+    seen = []
+
+    class Probe(tf.compat.v1.train.GradientDescentOptimizer):
+
+      def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        seen.append(_tf_compat.called_from_keras_tf_optimizer())
+
+    probe = Probe(0.1)
+    wrapper = keras2.optimizers.get(probe)
+    self.assertEqual("TFOptimizer", type(wrapper).__name__)
+    v = tf.Variable(1.0)
+    wrapper.apply_gradients([(tf.constant(1.0), v)])
+    probe.apply_gradients([(tf.constant(1.0), v)])
+    self.assertEqual([True, False], seen)
 
 
 if __name__ == "__main__":
