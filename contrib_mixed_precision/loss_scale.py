@@ -368,6 +368,19 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     _tf_compat.hold_loss_scale_weights_weakly(self)
     self.state()
 
+  def __getstate__(self):
+    # Weak tables do not pickle. Only the eager state can be pickled (graph
+    # variables belong to their graph), so the graph states are left out.
+    state = dict(self.__dict__)
+    state["_states"] = {}
+    state["_weights"] = dict(self._weights)
+    return state
+
+  def __setstate__(self, state):
+    self.__dict__.update(state)
+    self._states = weakref.WeakValueDictionary()
+    _tf_compat.hold_loss_scale_weights_weakly(self)
+
   @property
   def init_loss_scale(self) -> float:
     return self._init_loss_scale
@@ -527,7 +540,7 @@ class ExponentialUpdateLossScale(_LossScaleBase):
                 self._decr_every_n_nan_or_inf, self._incr_ratio,
                 self._decr_ratio)
 
-  # -- TF's and Keras' own consumers (issue 22, item 4) ---------------------
+  # -- TF's and Keras' own consumers ------------------------------------------
 
   @property
   def multiplier(self):
