@@ -79,16 +79,18 @@ RUNS = (
          init_loss_scale=2**32, incr_every_n_steps=args.incr_every_n_steps,
          decr_every_n_nan_or_inf=2, decr_ratio=0.5)),
 )
-# One colour per run in every panel; float32 is the dashed black reference,
-# drawn on top of the scaled runs that track it.
+# One colour per run in every panel. float32, the reference the scaled runs
+# should track, is a wide translucent band drawn under them, so both it and
+# the thin curves on it stay visible.
 STYLES = {
-    "fp32": dict(color="black", linestyle="--", linewidth=2.2, zorder=4),
+    "fp32": dict(color="black", linestyle="-", linewidth=7, alpha=0.25,
+                 zorder=1),
     "fp16_no_scaling": dict(color="tab:red", linestyle="-", linewidth=1.5,
                             zorder=2),
     "fp16_fixed": dict(color="tab:blue", linestyle="-", linewidth=1.5,
                        zorder=3),
-    "fp16_exponential": dict(color="tab:green", linestyle="-", linewidth=1.5,
-                             zorder=2),
+    "fp16_exponential": dict(color="tab:green", linestyle="--",
+                             linewidth=1.5, zorder=4),
 }
 LABELS = {
     "fp32": "float32",

@@ -101,7 +101,7 @@ with tf.Graph().as_default():
   with tf.compat.v1.Session() as _s:
     _s.run(tf.compat.v1.global_variables_initializer())
     _s.run(_train)
-    _w_saved = _s.run("w:0")
+    _w_saved = _s.run(tf.compat.v1.trainable_variables()[0])
     fp32_checkpoint = tf.compat.v1.train.Saver().save(
         _s, os.path.join(tempfile.mkdtemp(), "fp32"))
 # The mixed-precision model that warm-starts from it.
@@ -114,7 +114,8 @@ sess = tf.compat.v1.Session()
 
 _WARM_START_AFTER = """
 import numpy as np
-np.testing.assert_array_equal(_w_saved, sess.run("w:0"))
+np.testing.assert_array_equal(
+    _w_saved, sess.run(tf.compat.v1.trainable_variables()[0]))
 assert sess.run(manager.get_loss_scale()) == 2**15
 sess.run(train_op)
 print("warm start restored w; loss scale starts at", 2**15)
@@ -165,8 +166,9 @@ print("hook ran")
 """),
     "build_model": (
         "`build_model()`, returning a loss, its variables and global_step "
-        "(call it after disable_v2_behavior()); after the block, 3 steps "
-        "in a Session, checking that global_step counts each once",
+        "(call it after disable_v2_behavior()); after the block, 40 steps "
+        "in a Session, checking that global_step counts each applied step "
+        "once",
         "python", _MODEL + """
 def build_model():
   loss = _tiny_model()
@@ -175,10 +177,15 @@ def build_model():
 """, """
 with tf.compat.v1.Session() as _sess:
   _sess.run(tf.compat.v1.global_variables_initializer())
-  for _ in range(3):
-    _sess.run(train_op)
-  assert _sess.run(global_step) == 3, _sess.run(global_step)
-  print("3 steps, global_step 3, loss_scale:0 =", _sess.run("loss_scale:0"))
+  # From 2**32 the scale halves every 2 overflowing steps until the float16
+  # gradients fit, then steps are applied.
+  _applied = sum(_sess.run([train_op, all_are_finite])[1] for _ in range(40))
+  assert _applied > 0
+  # One increment per applied step: not two, not one per step run.
+  assert _sess.run(global_step) == _applied, (_sess.run(global_step),
+                                              _applied)
+  print("40 steps,", _applied, "applied; global_step", _applied,
+        "; loss_scale:0 =", _sess.run("loss_scale:0"))
 """),
     "monitored": (
         "graph mode and `cmp`, `manager`, `loss`, `global_step`, `model_dir`",
@@ -245,7 +252,7 @@ with open("legacy_trainer.py", "w") as _f:
         "tf.contrib.mixed_precision; `contrib-mp-upgrade` is "
         "`python -m contrib_mp_upgrade` of this interpreter",
         "sh", _LEGACY_TREE, """
-for f in new/train.py train_tf2.py src/train.py; do
+for f in new/train.py train_tf2.py; do
   if [ -e "$f" ]; then grep -q contrib_mixed_precision "$f"; fi
 done
 """),
@@ -417,18 +424,41 @@ class DocsSnippetsTest(parameterized.TestCase):
       self.assertRegex(f.read(), pattern)
     # test_block_runs checks that the observability snippet logs it.
 
-  @parameterized.named_parameters(
-      (_name(b), b) for b in ALL_BLOCKS if not b.skip)
-  def test_block_runs(self, block):
-    bodies = _commands(block.code) if block.each_line else [block.code]
-    for body in bodies:
-      with tempfile.TemporaryDirectory() as cwd:
-        print("{}:{}: {}".format(block.doc, block.line,
-                                 body if block.each_line else block.lang))
-        output = _run(block, body, cwd)
-        if block.prelude == "observe":
-          # The documented sample line's format, logged for real.
-          self.assertRegex(output, _LOG_LINE)
+
+
+def _block_test_class(doc):
+  """A test class running `doc`'s blocks, one test each.
+
+  One class per file, so pytest-xdist's `--dist loadscope` (one class per
+  worker) spreads the files over the workers.
+  """
+
+  class BlocksTest(parameterized.TestCase):
+
+    @parameterized.named_parameters(
+        (_name(b), b) for b in ALL_BLOCKS if b.doc == doc and not b.skip)
+    def test_block_runs(self, block):
+      bodies = _commands(block.code) if block.each_line else [block.code]
+      for body in bodies:
+        with tempfile.TemporaryDirectory() as cwd:
+          print("{}:{}: {}".format(block.doc, block.line,
+                                   body if block.each_line else block.lang))
+          output = _run(block, body, cwd)
+          if block.prelude == "observe":
+            # The documented sample line's format, logged for real.
+            self.assertRegex(output, _LOG_LINE)
+
+  name = "".join(w.capitalize() for w in re.split(
+      r"[\W_]", os.path.splitext(os.path.basename(doc))[0])) + "BlocksTest"
+  BlocksTest.__name__ = BlocksTest.__qualname__ = name
+  return name, BlocksTest
+
+
+for _doc in DOCS:
+  if any(b.doc == _doc and not b.skip for b in ALL_BLOCKS):
+    _class_name, _class = _block_test_class(_doc)
+    globals()[_class_name] = _class
+del _doc, _class_name, _class
 
 
 if __name__ == "__main__":
