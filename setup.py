@@ -61,7 +61,7 @@ EXTRAS_REQUIRE = {
         "pytest",
         "pytest-xdist",
     ],
-    "demo": ["matplotlib"],
+    "demo": ["matplotlib", "tensorboard"],
     # The `contrib-mp-upgrade` command (the `contrib_mp_upgrade` package)
     # needs only libcst; it never imports TensorFlow.
     "upgrade": ["libcst"],

@@ -98,7 +98,8 @@ class LossScaleStuckError(RuntimeError):
 class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   """Logs, summarises and guards the loss scale of a `LossScaleOptimizer`.
 
-  Every `every_n_steps` steps it logs one line (absl logging, INFO): the
+  Every `every_n_steps` steps it logs one line (absl logging, INFO; absl
+  hides INFO by default, so `begin()` then warns once how to show it): the
   step, the loss scale, and how many steps were skipped (not applied because
   a gradient was NaN or Inf) in that window and in total. With `summary_dir`
   it also writes the scale and the skipped-step counts as TensorBoard
@@ -182,6 +183,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     self._every_n_steps = every_n_steps
     self._summary_dir = summary_dir
     self._max_skips = max_skips_at_min_scale
+    self._warned_info_hidden = False
 
   # -- SessionRunHook ------------------------------------------------------
 
@@ -230,6 +232,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
           "these, whose tensors cannot be fetched: %s. Their steps are not "
           "counted, logged or guarded against a stuck scale.", len(finite),
           "; ".join(sorted(set(unobserved))))
+    self._warn_if_info_is_hidden()
     counts = [len(c) for c in (finite, scales, floors, step_ops)]
     if len(set(counts)) != 1:
       raise RuntimeError(
@@ -260,6 +263,29 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     self._stuck_run = [0] * n
     self._last_scale = [float("nan")] * n
     self._last_global_step = None
+
+  def _warn_if_info_is_hidden(self):
+    """Says once per hook how to see its INFO lines when absl hides them.
+
+    absl hides INFO unless the program sets its verbosity (absl.app's
+    `--verbosity`, or `absl.logging.set_verbosity`), so a newcomer would see
+    none of the lines `every_n_steps` asks for. The stuck-run error is
+    logged at ERROR and warnings at WARNING, which absl shows by default.
+    """
+    if self._warned_info_hidden:
+      return
+    info = logging.converter.absl_to_standard(logging.INFO)
+    if logging.get_absl_logger().isEnabledFor(info):
+      return
+    self._warned_info_hidden = True
+    logging.warning(
+        "LossScaleHook logs the loss scale every %d steps at INFO, which "
+        "absl's logging hides now (absl shows WARNING and above unless the "
+        "program sets its verbosity). To see those lines, call "
+        "`absl.logging.set_verbosity(absl.logging.INFO)` before training, "
+        "or pass --verbosity=0 to a program run by absl.app. TensorBoard "
+        "scalars and LossScaleStuckError do not depend on it.",
+        self._every_n_steps)
 
   def after_create_session(self, session, coord):
     del coord  # Unused.

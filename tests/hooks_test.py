@@ -652,6 +652,77 @@ class HookOnlyObservesTest(tf.test.TestCase, parameterized.TestCase):
             hooks=[hooks.LossScaleHook()])
 
 
+class _LevelPreservingLog(object):
+  """Collects absl's records as absl lets them through, level unchanged.
+
+  Unlike `assertLogs` and `_CapturedLog`, it leaves the logger's level alone,
+  so it sees exactly what a user's console would.
+  """
+
+  def __enter__(self):
+    import logging as std_logging  # pylint: disable=g-import-not-at-top
+    self.records = []
+    records = self.records
+
+    class Handler(std_logging.Handler):
+
+      def emit(self, record):
+        records.append((record.levelname, record.getMessage()))
+
+    self._handler = Handler(level=std_logging.DEBUG)
+    self._logger = std_logging.getLogger("absl")
+    self._logger.addHandler(self._handler)
+    return self
+
+  def __exit__(self, *exc):
+    self._logger.removeHandler(self._handler)
+
+
+class WhatTheUserSeesTest(tf.test.TestCase):
+  """The hook's messages under absl's verbosity, default or set."""
+
+  def setUp(self):
+    super().setUp()
+    from absl import logging  # pylint: disable=g-import-not-at-top
+    self._absl_logging = logging
+    self.addCleanup(logging.set_verbosity, logging.get_verbosity())
+
+  def _run(self, hook, steps, after=1):
+    # pylint: disable=protected-access
+    return LossScaleHookTest._run_monitored(self, [], _exponential, hook,
+                                            steps, after=after)
+
+  def test_default_verbosity_says_once_how_to_see_the_hidden_lines(self):
+    self._absl_logging.set_verbosity(self._absl_logging.WARNING)  # absl's.
+    hook = hooks.LossScaleHook(every_n_steps=2)
+    with _LevelPreservingLog() as log:
+      self._run(hook, 4)
+      self._run(hook, 4)  # A second session: begin() runs again.
+    self.assertEqual(1, len(log.records), log.records)
+    level, message = log.records[0]
+    self.assertEqual("WARNING", level)
+    self.assertIn("every 2 steps at INFO", message)
+    self.assertIn("absl.logging.set_verbosity(absl.logging.INFO)", message)
+
+  def test_lines_show_without_the_warning_once_info_is_shown(self):
+    self._absl_logging.set_verbosity(self._absl_logging.INFO)
+    with _LevelPreservingLog() as log:
+      self._run(hooks.LossScaleHook(every_n_steps=2), 4)
+    self.assertEqual(["INFO", "INFO"], [level for level, _ in log.records])
+    self.assertEqual([2, 4], [r[0] for r in _reports(
+        [message for _, message in log.records])])
+
+  def test_stuck_error_is_logged_at_default_verbosity(self):
+    self._absl_logging.set_verbosity(self._absl_logging.WARNING)
+    hook = hooks.LossScaleHook(every_n_steps=100, max_skips_at_min_scale=2)
+    with _LevelPreservingLog() as log:
+      with self.assertRaises(hooks.LossScaleStuckError):
+        self._run(hook, 100, after=0)
+    self.assertEqual(["WARNING", "ERROR"],
+                     [level for level, _ in log.records])
+    self.assertIn("LossScaleHook stopped training at step", log.records[1][1])
+
+
 def _after(train_op, loss):
   with tf.control_dependencies([train_op]):
     return tf.identity(loss)
