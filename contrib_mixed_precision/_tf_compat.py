@@ -35,7 +35,6 @@ already reports them (its checkpoint test fails if TF changes this).
 
 import sys
 import warnings
-import weakref
 
 from packaging import version as _version
 
@@ -126,20 +125,6 @@ def register_loss_scale_weight(loss_scale, name, variable, key):
   weights[(name, key)] = variable
   loss_scale._handle_deferred_dependencies(  # pylint: disable=protected-access
       name=name, trackable=variable)
-
-
-def hold_loss_scale_weights_weakly(loss_scale):
-  """Makes the `LossScale`'s registry of per-graph weights hold them weakly.
-
-  Why private: `LossScale` files every weight in `self._weights` (see
-  `register_loss_scale_weight`), a plain dict, so a loss scale used in many
-  graphs keeps every one of them alive through their variables. The
-  subclass keeps its eager weights alive itself, and a graph keeps its own
-  variables in its collections, so weak values lose nothing. The base
-  class only gets, sets and iterates the table, which a
-  `WeakValueDictionary` supports.
-  """
-  loss_scale._weights = weakref.WeakValueDictionary(loss_scale._weights)  # pylint: disable=protected-access
 
 
 def is_building_function(graph=None) -> bool:

@@ -25,7 +25,6 @@ decided in `skip_decision.py`.
 
 import contextlib
 import threading
-import weakref
 from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
@@ -74,8 +73,6 @@ def unique_name_as_in_graph(name: str) -> str:
 # graph alive.
 _MUTEX_ATTR = "_contrib_mp_update_mutex"
 _PYTHON_LOCK_ATTR = "_contrib_mp_update_lock"
-# What holds a graph's `_State` (see `ExponentialUpdateLossScale.state`).
-_STATE_ATTR = "_contrib_mp_state"
 # Serializes the creation of those locks (not the updates themselves).
 _LOCK_CREATION = threading.Lock()
 
@@ -271,7 +268,7 @@ def _exponential_update_eagerly(is_finite, loss_scale, good_steps, bad_steps,
 class _State(object):
   """The three state variables of one graph (or of eager mode)."""
 
-  __slots__ = ("loss_scale", "good_steps", "bad_steps", "__weakref__")
+  __slots__ = ("loss_scale", "good_steps", "bad_steps")
 
   def __init__(self, loss_scale, good_steps, bad_steps):
     self.loss_scale = loss_scale
@@ -357,29 +354,8 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     self._decr_ratio = check.check_float32(
         "decr_ratio", decr_ratio, check.FLOAT32_TINY, maximum=1.0,
         hint="Pass a factor such as 0.5 (TF 1.15's default is 0.8).")
-    # A graph's state lives as long as the graph does, however long this
-    # object lives: Estimator builds a graph per `train()` and `evaluate()`,
-    # and a loss scale made once and used in each must not keep them all.
-    # So graph states are held weakly here, and strongly by their graph
-    # (through the `loss_scale` variable in its collections); only the
-    # eager state is held here.
-    self._states = weakref.WeakValueDictionary()
-    self._eager_state: Optional[_State] = None
-    _tf_compat.hold_loss_scale_weights_weakly(self)
+    self._states: Dict[Optional[str], _State] = {}
     self.state()
-
-  def __getstate__(self):
-    # Weak tables do not pickle. Only the eager state can be pickled (graph
-    # variables belong to their graph), so the graph states are left out.
-    state = dict(self.__dict__)
-    state["_states"] = {}
-    state["_weights"] = dict(self._weights)
-    return state
-
-  def __setstate__(self, state):
-    self.__dict__.update(state)
-    self._states = weakref.WeakValueDictionary()
-    _tf_compat.hold_loss_scale_weights_weakly(self)
 
   @property
   def init_loss_scale(self) -> float:
@@ -410,14 +386,10 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     """
     with tf.init_scope():
       key = _tf_compat.graph_key()
-      state = self._eager_state if key is None else self._states.get(key)
+      state = self._states.get(key)
       if state is None:
         state = self._create_state(key)
-        if key is None:
-          self._eager_state = state
-        else:
-          self._states[key] = state
-          setattr(state.loss_scale, _STATE_ATTR, state)
+        self._states[key] = state
     return state
 
   def _create_state(self, key) -> _State:

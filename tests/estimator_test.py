@@ -154,9 +154,7 @@ class EstimatorMirroredTest(tf.test.TestCase):
     self.assertEqual(whole["checkpoint"]["global_step"], 2 * _STEPS)
 
 
-@parameterized.named_parameters(("manager_inside_model_fn", False),
-                                ("manager_shared_across_train_calls", True))
-class EstimatorGraphLifetimeTest(tf.test.TestCase, parameterized.TestCase):
+class EstimatorGraphLifetimeTest(tf.test.TestCase):
   """Estimator builds a graph per `train()`: none may outlive its call."""
 
   def setUp(self):
@@ -164,15 +162,13 @@ class EstimatorGraphLifetimeTest(tf.test.TestCase, parameterized.TestCase):
     if not _HAS_ESTIMATOR:
       self.skipTest(_NO_ESTIMATOR)
 
-  def test_repeated_train_calls_leave_no_graph_alive(self, shared):
-    shared_manager = (mp.ExponentialUpdateLossScaleManager(2**10, 2)
-                      if shared else None)
+  def test_repeated_train_calls_leave_no_graph_alive(self):
+    # The manager is built in `model_fn`, with each graph.
 
     def model_fn(features, labels, mode):
       w = tf.compat.v1.get_variable("w", initializer=tf.ones([3, 1]))
       loss = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
-      manager = (shared_manager or
-                 mp.ExponentialUpdateLossScaleManager(2**10, 2))
+      manager = mp.ExponentialUpdateLossScaleManager(2**10, 2)
       opt = mp.LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-3),
                                   manager)
       train_op = opt.minimize(
