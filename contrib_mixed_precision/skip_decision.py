@@ -42,6 +42,58 @@ def _values(grad):
   return tf.convert_to_tensor(grad)
 
 
+def _float_parts(values):
+  """The floating tensors whose finiteness is `values`' finiteness.
+
+  A complex number is finite when both of its parts are: NaN or Inf in the
+  real or the imaginary part reaches the variable.
+  """
+  if values.dtype.is_complex:
+    return [tf.math.real(values), tf.math.imag(values)]
+  return [values]
+
+
+def _duplicate_sums_finite(slices: tf.IndexedSlices):
+  """Whether the per-index sums of `slices` are finite, or None if moot.
+
+  The optimizer applies, per index, the sum of the rows given for it: TF's
+  v1 optimizers add duplicates up with `unsorted_segment_sum` in the values'
+  dtype before their sparse update. Rows that are each finite may sum past
+  the dtype's range (two fp16 rows of 40000). The exact check repeats that
+  sum; it runs only when the rows could overflow at all, which a bound
+  decides without touching the indices: `n` rows of magnitude at most `m`
+  sum, in any order and with rounding to nearest, to at most `3 * n * m`
+  (one addition grows a partial sum by at most `m` plus half a unit in the
+  last place of the result, which is at most `2 * m` whenever the addition
+  changes the sum at all). So `n * m <= max / 4` proves every sum finite.
+
+  Callers check the values themselves separately: when one is NaN or Inf,
+  the answer here does not matter.
+  """
+  values = slices.values
+  rows = tf.compat.dimension_value(values.shape[0]) if values.shape.rank else (
+      None)
+  if rows is not None and rows <= 1:
+    return None  # At most one row: no duplicates.
+  part_dtype = values.dtype.real_dtype
+  bound_dtype = tf.float64 if part_dtype == tf.float64 else tf.float32
+  # abs() of a complex tensor is its modulus, which bounds both parts.
+  largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
+  count = tf.cast(tf.size(slices.indices), bound_dtype)
+  cannot_overflow = tf.less_equal(
+      count * largest, tf.constant(part_dtype.max / 4, bound_dtype))
+
+  def exact():
+    unique, positions = tf.unique(slices.indices)
+    sums = tf.math.unsorted_segment_sum(values, positions,
+                                        tf.shape(unique)[0])
+    return tf.reduce_all(
+        [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
+
+  return tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
+                 name="duplicate_sums_finite")
+
+
 # Gradients with at most this many elements are checked exactly, all at once
 # (one concat per dtype); larger ones take the sum fast path below.
 _SMALL_GRAD_ELEMENTS = 1 << 14
@@ -87,30 +139,49 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   * Large half-precision gradients would overflow such a sum long before
     their elements do, so they are checked exactly.
 
+  * Complex gradients are checked through both parts: NaN or Inf in the
+    real or the imaginary part is not finite.
+  * An IndexedSlices gradient is checked through its values, and, when it
+    may hold duplicate indices whose rows could sum past the dtype's range,
+    through the per-index sums the optimizer would apply (see
+    `_duplicate_sums_finite`).
+
   Args:
-    grads: Gradients: tensors, IndexedSlices (checked through their values),
-      or anything `tf.convert_to_tensor` accepts (Python or NumPy numbers,
-      lists); None and integer entries are ignored.
+    grads: Gradients: tensors, IndexedSlices, or anything
+      `tf.convert_to_tensor` accepts (Python or NumPy numbers, lists); None
+      and integer entries are ignored.
 
   Returns:
     A scalar bool tensor (True when there is no gradient at all).
+
+  Raises:
+    TypeError: If a gradient is a string tensor.
   """
   small_by_dtype = {}
   summable = []
   checks = []
-  for g in grads:
-    if g is None:
+  for i, grad in enumerate(grads):
+    if grad is None:
       continue
-    g = _values(g)
-    if not g.dtype.is_floating:
+    values = _values(grad)
+    if values.dtype == tf.string:
+      raise _validation.invalid(
+          TypeError, "grads[{}]".format(i), "a numeric gradient", grad,
+          "A string tensor is not a gradient: pass the numbers.")
+    if not (values.dtype.is_floating or values.dtype.is_complex):
       continue  # Integers cannot be NaN or Inf (and is_finite rejects them).
-    size = g.shape.num_elements()
-    if size is not None and size <= _SMALL_GRAD_ELEMENTS:
-      small_by_dtype.setdefault(g.dtype, []).append(g)
-    elif g.dtype in (tf.float32, tf.float64):
-      summable.append(g)
-    else:
-      checks.append(_is_finite_all([g]))
+    if isinstance(grad, tf.IndexedSlices):
+      sums_finite = _duplicate_sums_finite(grad)
+      if sums_finite is not None:
+        checks.append(sums_finite)
+    for g in _float_parts(values):
+      size = g.shape.num_elements()
+      if size is not None and size <= _SMALL_GRAD_ELEMENTS:
+        small_by_dtype.setdefault(g.dtype, []).append(g)
+      elif g.dtype in (tf.float32, tf.float64):
+        summable.append(g)
+      else:
+        checks.append(_is_finite_all([g]))
   checks.extend(_is_finite_all(group) for group in small_by_dtype.values())
   if summable:
     total = tf.add_n([
