@@ -25,6 +25,7 @@ gradients into tensors, once, for both the check and the apply.
 
 from typing import Any, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _validation
@@ -200,6 +201,20 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
+def _holds_strings(value) -> bool:
+  """Whether `value` is a string, or an array or list holding strings."""
+  if isinstance(value, (str, bytes)):
+    return True
+  try:
+    array = np.asarray(value)
+  except (TypeError, ValueError):  # Ragged lists: TensorFlow will say why.
+    return False
+  if array.dtype.kind in "SU":
+    return True
+  return array.dtype.kind == "O" and any(
+      isinstance(x, (str, bytes)) for x in array.flat)
+
+
 def as_gradient(grad, name: str, dtype=None):
   """A gradient that is not a tensor, as a tensor; anything else unchanged.
 
@@ -220,8 +235,8 @@ def as_gradient(grad, name: str, dtype=None):
     `grad`, or a tensor holding it.
 
   Raises:
-    TypeError: If `grad` cannot be converted to a numeric tensor (of
-      `dtype`).
+    TypeError: If `grad` holds strings (which TensorFlow would parse), or
+      cannot be converted to a numeric tensor (of `dtype`).
   """
   if (grad is None or tf.is_tensor(grad) or
       isinstance(grad, (tf.IndexedSlices, tf.distribute.DistributedValues))):
@@ -229,6 +244,12 @@ def as_gradient(grad, name: str, dtype=None):
   what = "None, a tensor, IndexedSlices, or numbers (a scalar, array or list)"
   if dtype is not None:
     what += " convertible to {}".format(tf.as_dtype(dtype).name)
+  if _holds_strings(grad):
+    # TensorFlow would parse "1.5" into a float32 tensor.
+    raise _validation.invalid(
+        TypeError, name, what, grad,
+        "Strings are not gradients, even numeric ones such as \"1.5\": "
+        "pass the numbers.")
   try:
     tensor = tf.convert_to_tensor(grad, dtype=dtype)
   except (TypeError, ValueError) as e:
