@@ -54,35 +54,62 @@ def _float_parts(values):
   return [values]
 
 
-def _duplicate_sums_finite(slices: tf.IndexedSlices):
-  """Whether the per-index sums of `slices` are finite, or None if moot.
+def _sparse_check(slices: tf.IndexedSlices):
+  """Whether the per-index sums of `slices` are finite, as the optimizer sums.
 
   The optimizer applies, per index, the sum of the rows given for it: TF's
   v1 optimizers add duplicates up with `unsorted_segment_sum` in the values'
   dtype before their sparse update. Rows that are each finite may sum past
   the dtype's range (two fp16 rows of 40000). The exact check repeats that
-  sum; it runs only when the rows could overflow at all, which a bound
-  decides without touching the indices: `n` rows of magnitude at most `m`
-  sum, in any order and with rounding to nearest, to at most `3 * n * m`
-  (one addition grows a partial sum by at most `m` plus half a unit in the
-  last place of the result, which is at most `2 * m` whenever the addition
-  changes the sum at all). So `n * m <= max / 4` proves every sum finite.
+  sum, whose results are all finite exactly when every value is finite and
+  no sum overflows (NaN and Inf survive addition). It runs only when the
+  rows could overflow at all, which a bound decides from the values alone:
 
-  Callers check the values themselves separately: when one is NaN or Inf,
-  the answer here does not matter.
+  `n` rows whose elements have magnitude at most `m` sum, in any order and
+  with rounding to nearest, to at most `3 * n * m`. Each addition grows a
+  partial sum's magnitude by at most `3 * m`: `m` from the row, and at most
+  `2 * m` from rounding (a row of at least half a unit in the last place of
+  the partial sum leaves a result at most twice the larger of the two,
+  whose half unit is at most `2 * m`; a smaller row moves the sum by at
+  most one unit, on a tie). So `n * m <= max / 4` proves that no partial
+  sum reaches the end of the range.
+
+  * float32 and float64 values (complex ones by their parts) take `m` from
+    one read: the root of their sum of squares (`l2_loss`), which bounds
+    every element, and is itself non-finite when an element is. The bound
+    is then `n * m <= max / 8`, a factor of 2 spare for the rounding of the
+    sum of squares. The values need no other check.
+  * Half-precision values would overflow such a sum; `m` is their largest
+    magnitude, and the caller checks the values themselves.
+
+  Args:
+    slices: The gradient.
+
+  Returns:
+    `(check, covers_values)`: a scalar bool tensor, or None when no index
+    can repeat (at most one row); and whether it also decides that every
+    value is finite.
   """
   values = slices.values
   rows = tf.compat.dimension_value(values.shape[0]) if values.shape.rank else (
       None)
   if rows is not None and rows <= 1:
-    return None  # At most one row: no duplicates.
+    return None, False  # At most one row: no duplicates.
   part_dtype = values.dtype.real_dtype
   bound_dtype = tf.float64 if part_dtype == tf.float64 else tf.float32
-  # abs() of a complex tensor is its modulus, which bounds both parts.
-  largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
   count = tf.cast(tf.size(slices.indices), bound_dtype)
-  cannot_overflow = tf.less_equal(
-      count * largest, tf.constant(part_dtype.max / 4, bound_dtype))
+  covers_values = part_dtype in (tf.float32, tf.float64)
+  if covers_values:
+    squares = tf.add_n([tf.nn.l2_loss(p) for p in _float_parts(values)])
+    largest = tf.sqrt(2 * squares)
+    limit = part_dtype.max / 8
+  else:
+    # abs() of a complex tensor is its modulus, which bounds both parts.
+    largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
+    limit = part_dtype.max / 4
+  # NaN compares False: the exact check decides.
+  cannot_overflow = tf.less_equal(count * largest,
+                                  tf.constant(limit, bound_dtype))
 
   def exact():
     unique, positions = tf.unique(slices.indices)
@@ -91,8 +118,9 @@ def _duplicate_sums_finite(slices: tf.IndexedSlices):
     return tf.reduce_all(
         [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
 
-  return tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
-                 name="duplicate_sums_finite")
+  check = tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
+                  name="duplicate_sums_finite")
+  return check, covers_values
 
 
 # Gradients with at most this many elements are checked exactly, all at once
@@ -139,13 +167,12 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     exact elementwise check, in a `tf.cond`.
   * Large half-precision gradients would overflow such a sum long before
     their elements do, so they are checked exactly.
-
   * Complex gradients are checked through both parts: NaN or Inf in the
     real or the imaginary part is not finite.
   * An IndexedSlices gradient is checked through its values, and, when it
     may hold duplicate indices whose rows could sum past the dtype's range,
     through the per-index sums the optimizer would apply (see
-    `_duplicate_sums_finite`).
+    `_sparse_check`).
 
   Args:
     grads: Gradients: tensors, IndexedSlices, or anything
@@ -172,9 +199,11 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     if not (values.dtype.is_floating or values.dtype.is_complex):
       continue  # Integers cannot be NaN or Inf (and is_finite rejects them).
     if isinstance(grad, tf.IndexedSlices):
-      sums_finite = _duplicate_sums_finite(grad)
+      sums_finite, covers_values = _sparse_check(grad)
       if sums_finite is not None:
         checks.append(sums_finite)
+      if covers_values:
+        continue
     for g in _float_parts(values):
       size = g.shape.num_elements()
       if size is not None and size <= _SMALL_GRAD_ELEMENTS:
