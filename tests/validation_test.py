@@ -585,7 +585,8 @@ class LossScaleObjectValidationTest(tf.test.TestCase, parameterized.TestCase):
     outcomes = set()
     for value in HOSTILE:
       with self.subTest(value=_value_id(value)), tf.Graph().as_default():
-        loss_scale = _tf_builds(lambda: cls(**{case["kwarg"]: value}))  # pylint: disable=cell-var-from-loop
+        loss_scale = _tf_builds(
+            lambda value=value: cls(**{case["kwarg"]: value}))
         if loss_scale is None:
           continue  # TensorFlow refused it itself.
         held = case["held"](value)
