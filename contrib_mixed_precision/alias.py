@@ -31,6 +31,8 @@ Nothing happens on `import contrib_mixed_precision`: only an explicit
 """
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import sys
 import types
 
@@ -77,6 +79,56 @@ class _MixedPrecisionAlias(types.ModuleType):
               _MP, name, ", ".join(_TF115_NAMES))) from None
 
 
+class _AliasLoader(importlib.abc.Loader):
+  """The loader of the modules `install_alias()` builds, named in their specs.
+
+  The import system asks a module's spec and loader for `find_spec`,
+  `pkgutil.find_loader`, `importlib.reload` and `inspect.getfile`; a module
+  without them makes those calls raise. Loading one of these modules again
+  (a reload, or an import after it left `sys.modules`) hands back the same
+  object, its exports refreshed from the package's modules.
+  """
+
+  def __init__(self):
+    self._modules = {}  # Canonical name -> (module, refresh function).
+
+  def add(self, module, refresh=None) -> None:
+    """Gives `module` a spec naming this loader; `refresh()` on reload."""
+    name = module.__name__
+    spec = importlib.machinery.ModuleSpec(name, self, origin=__file__,
+                                          is_package=True)
+    spec.has_location = True  # So `__file__` names this file, as on reload.
+    module.__spec__ = spec
+    module.__loader__ = self
+    module.__package__ = name
+    module.__path__ = spec.submodule_search_locations  # Empty: a package.
+    module.__file__ = __file__
+    self._modules[name] = (module, refresh)
+
+  def spec_for(self, name):
+    entry = self._modules.get(name)
+    return entry[0].__spec__ if entry else None
+
+  def create_module(self, spec):
+    return self._modules[spec.name][0]
+
+  def exec_module(self, module):
+    refresh = self._modules[module.__spec__.name][1]
+    if refresh is not None:
+      refresh()
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+  """Finds the alias modules (by their canonical names), and nothing else."""
+
+  def __init__(self, loader: _AliasLoader):
+    self._loader = loader
+
+  def find_spec(self, fullname, path=None, target=None):
+    del path, target  # Only the name decides.
+    return self._loader.spec_for(fullname)
+
+
 def _is_ours(module) -> bool:
   return getattr(module, "__contrib_mixed_precision_alias__", False)
 
@@ -105,8 +157,11 @@ def install_alias() -> None:
   * `tensorflow.contrib.mixed_precision.python.loss_scale_manager` and
     `.loss_scale_optimizer`, in `import` and `from` forms.
 
-  It registers real module objects in `sys.modules` and sets `contrib` on
-  the `tensorflow` and `tensorflow.compat.v1` modules. The stand-in
+  It registers real module objects in `sys.modules`, each with a spec and a
+  loader (so `importlib.util.find_spec`, `pkgutil.find_loader`,
+  `importlib.reload` and `inspect.getfile` answer as for any module), adds a
+  finder for them to `sys.meta_path`, and sets `contrib` on the
+  `tensorflow` and `tensorflow.compat.v1` modules. The stand-in
   `tf.contrib` holds only `mixed_precision`: any other `tf.contrib.X`
   raises an AttributeError that says so. If a real `tensorflow.contrib`
   exists (it never does on TensorFlow 2), only its `mixed_precision`
@@ -145,27 +200,37 @@ def install_alias() -> None:
   if existing is not None and _is_ours(existing):
     return  # Already installed: idempotent.
 
+  loader = _AliasLoader()
   python = types.ModuleType(
       _MP + ".python",
       "Alias of TF 1.15's `{}.python`, installed by "
       "`contrib_mixed_precision.install_alias()`.".format(_MP))
-  python.loss_scale_manager = lsm
-  python.loss_scale_optimizer = lso
   python.__contrib_mixed_precision_alias__ = True
 
   mixed_precision = _MixedPrecisionAlias(
       _MP,
       "Alias of `contrib_mixed_precision`, installed by "
       "`contrib_mixed_precision.install_alias()`.")
-  # Taken from the TF 1.15 module names, which always hold them.
-  for name in _TF115_NAMES[:-1]:
-    setattr(mixed_precision, name, getattr(lsm, name))
-  mixed_precision.LossScaleOptimizer = lso.LossScaleOptimizer
   mixed_precision.__all__ = list(_TF115_NAMES)
   mixed_precision.python = python
-  mixed_precision.loss_scale_manager = lsm
-  mixed_precision.loss_scale_optimizer = lso
   mixed_precision.__contrib_mixed_precision_alias__ = True
+
+  def refresh():
+    """Exports the package's current objects (again, after a reload)."""
+    lsm_now = sys.modules.get(lsm.__name__, lsm)
+    lso_now = sys.modules.get(lso.__name__, lso)
+    python.loss_scale_manager = lsm_now
+    python.loss_scale_optimizer = lso_now
+    # Taken from the TF 1.15 module names, which always hold them.
+    for name in _TF115_NAMES[:-1]:
+      setattr(mixed_precision, name, getattr(lsm_now, name))
+    mixed_precision.LossScaleOptimizer = lso_now.LossScaleOptimizer
+    mixed_precision.loss_scale_manager = lsm_now
+    mixed_precision.loss_scale_optimizer = lso_now
+
+  refresh()
+  loader.add(python, refresh)
+  loader.add(mixed_precision, refresh)
 
   contrib = _real_contrib(tf)
   if contrib is None:
@@ -175,6 +240,7 @@ def install_alias() -> None:
         "`mixed_precision`, installed by "
         "`contrib_mixed_precision.install_alias()`.")
     contrib.__contrib_mixed_precision_alias__ = True
+    loader.add(contrib)
   # The only attribute set on a real `tensorflow.contrib`.
   contrib.mixed_precision = mixed_precision
 
@@ -190,6 +256,9 @@ def install_alias() -> None:
     # `import tensorflow.compat.v1.contrib.mixed_precision` works too.
     sys.modules[name.replace("tensorflow.", "tensorflow.compat.v1.", 1)] = (
         module)
+  # First, so that it answers before the path finders search TensorFlow's
+  # directory; it answers only for the modules above.
+  sys.meta_path.insert(0, _AliasFinder(loader))
   tf.contrib = contrib
   # Importing `tensorflow.compat.v1` by name replaces the `tf.compat.v1`
   # wrapper object, so import it first and set `contrib` on both.

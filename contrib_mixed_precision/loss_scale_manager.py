@@ -146,10 +146,15 @@ class LossScaleManager(metaclass=abc.ABCMeta):
 
     Raises:
       TypeError: If `loss_scale` is none of the above.
-      ValueError: If it is a number below 1, NaN, or too large for float32.
+      ValueError: If it is a number below 1, NaN, or too large for float32,
+        or a TF `FixedLossScale` or `DynamicLossScale` built with a value
+        the managers refuse (TF's constructors accept NaN, infinities and
+        a multiplier or period of 0): the same rule and message as the
+        managers' arguments.
     """
     if isinstance(loss_scale, LossScaleManager):
       return loss_scale
+    _check_tf_loss_scale(loss_scale)
     if isinstance(loss_scale, loss_scale_lib.ExponentialUpdateLossScale):
       return ExponentialUpdateLossScaleManager._wrap(loss_scale)  # pylint: disable=protected-access
     if isinstance(loss_scale, tf.compat.v1.mixed_precision.FixedLossScale):
@@ -173,6 +178,45 @@ class LossScaleManager(metaclass=abc.ABCMeta):
         TypeError, "loss_scale", what, loss_scale,
         _validation.hint_for(loss_scale) or
         "Pass a number such as 2**15, 'dynamic', or a LossScale object.")
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _check_tf_loss_scale(loss_scale) -> None:
+  """Holds a TF `FixedLossScale`/`DynamicLossScale` to the managers' rule.
+
+  TensorFlow's constructors check little: `FixedLossScale(nan)` skips every
+  step, `DynamicLossScale(multiplier=0.)` zeroes the scale. Each value is
+  checked as the same number given to a manager is (contract 7), named as
+  in the manager's message, and the message says which object held it.
+  `ExponentialUpdateLossScale` validates itself; a user `LossScale`
+  subclass defines its own configuration.
+  """
+  if isinstance(loss_scale, tf.compat.v1.mixed_precision.FixedLossScale):
+    config = loss_scale.get_config()
+    source = " It is the value of FixedLossScale({!r}).".format(
+        config["loss_scale_value"])
+    _validation.check_float32(
+        "loss_scale", config["loss_scale_value"], 1.0,
+        hint="Pass a number such as 2**15; 1 means no scaling." + source)
+  elif isinstance(loss_scale, tf.compat.v1.mixed_precision.DynamicLossScale):
+    config = loss_scale.get_config()
+    source = " It is the `{{}}` of DynamicLossScale({}).".format(", ".join(
+        "{}={!r}".format(k, v) for k, v in sorted(config.items())))
+    _validation.check_float32(
+        "initial_loss_scale", config["initial_loss_scale"],
+        _validation.FLOAT32_TINY,
+        hint="Pass a value in that range, such as 2**15." +
+        source.format("initial_loss_scale"))
+    _validation.check_int(
+        "increment_period", config["increment_period"], 1, _INT64_MAX,
+        hint="Pass a count of steps, such as 2000." +
+        source.format("increment_period"))
+    _validation.check_float32(
+        "multiplier", config["multiplier"], 1.0,
+        hint="Pass a factor > 1, such as 2 (1 never changes the scale)." +
+        source.format("multiplier"))
 
 
 class FixedLossScaleManager(LossScaleManager):

@@ -25,6 +25,7 @@ gradients into tensors, once, for both the check and the apply.
 
 from typing import Any, Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _validation
@@ -40,6 +41,86 @@ def _values(grad):
   if tf.is_tensor(grad):
     return grad
   return tf.convert_to_tensor(grad)
+
+
+def _float_parts(values):
+  """The floating tensors whose finiteness is `values`' finiteness.
+
+  A complex number is finite when both of its parts are: NaN or Inf in the
+  real or the imaginary part reaches the variable.
+  """
+  if values.dtype.is_complex:
+    return [tf.math.real(values), tf.math.imag(values)]
+  return [values]
+
+
+def _sparse_check(slices: tf.IndexedSlices):
+  """Whether the per-index sums of `slices` are finite, as the optimizer sums.
+
+  The optimizer applies, per index, the sum of the rows given for it: TF's
+  v1 optimizers add duplicates up with `unsorted_segment_sum` in the values'
+  dtype before their sparse update. Rows that are each finite may sum past
+  the dtype's range (two fp16 rows of 40000). The exact check repeats that
+  sum, whose results are all finite exactly when every value is finite and
+  no sum overflows (NaN and Inf survive addition). It runs only when the
+  rows could overflow at all, which a bound decides from the values alone:
+
+  `n` rows whose elements have magnitude at most `m` sum, in any order and
+  with rounding to nearest, to at most `3 * n * m`. Each addition grows a
+  partial sum's magnitude by at most `3 * m`: `m` from the row, and at most
+  `2 * m` from rounding (a row of at least half a unit in the last place of
+  the partial sum leaves a result at most twice the larger of the two,
+  whose half unit is at most `2 * m`; a smaller row moves the sum by at
+  most one unit, on a tie). So `n * m <= max / 4` proves that no partial
+  sum reaches the end of the range.
+
+  * float32 and float64 values (complex ones by their parts) take `m` from
+    one read: the root of their sum of squares (`l2_loss`), which bounds
+    every element, and is itself non-finite when an element is. The bound
+    is then `n * m <= max / 8`, a factor of 2 spare for the rounding of the
+    sum of squares. The values need no other check.
+  * Half-precision values would overflow such a sum; `m` is their largest
+    magnitude, and the caller checks the values themselves.
+
+  Args:
+    slices: The gradient.
+
+  Returns:
+    `(check, covers_values)`: a scalar bool tensor, or None when no index
+    can repeat (at most one row); and whether it also decides that every
+    value is finite.
+  """
+  values = slices.values
+  rows = tf.compat.dimension_value(values.shape[0]) if values.shape.rank else (
+      None)
+  if rows is not None and rows <= 1:
+    return None, False  # At most one row: no duplicates.
+  part_dtype = values.dtype.real_dtype
+  bound_dtype = tf.float64 if part_dtype == tf.float64 else tf.float32
+  count = tf.cast(tf.size(slices.indices), bound_dtype)
+  covers_values = part_dtype in (tf.float32, tf.float64)
+  if covers_values:
+    squares = tf.add_n([tf.nn.l2_loss(p) for p in _float_parts(values)])
+    largest = tf.sqrt(2 * squares)
+    limit = part_dtype.max / 8
+  else:
+    # abs() of a complex tensor is its modulus, which bounds both parts.
+    largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
+    limit = part_dtype.max / 4
+  # NaN compares False: the exact check decides.
+  cannot_overflow = tf.less_equal(count * largest,
+                                  tf.constant(limit, bound_dtype))
+
+  def exact():
+    unique, positions = tf.unique(slices.indices)
+    sums = tf.math.unsorted_segment_sum(values, positions,
+                                        tf.shape(unique)[0])
+    return tf.reduce_all(
+        [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
+
+  check = tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
+                  name="duplicate_sums_finite")
+  return check, covers_values
 
 
 # Gradients with at most this many elements are checked exactly, all at once
@@ -86,31 +167,51 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     exact elementwise check, in a `tf.cond`.
   * Large half-precision gradients would overflow such a sum long before
     their elements do, so they are checked exactly.
+  * Complex gradients are checked through both parts: NaN or Inf in the
+    real or the imaginary part is not finite.
+  * An IndexedSlices gradient is checked through its values, and, when it
+    may hold duplicate indices whose rows could sum past the dtype's range,
+    through the per-index sums the optimizer would apply (see
+    `_sparse_check`).
 
   Args:
-    grads: Gradients: tensors, IndexedSlices (checked through their values),
-      or anything `tf.convert_to_tensor` accepts (Python or NumPy numbers,
-      lists); None and integer entries are ignored.
+    grads: Gradients: tensors, IndexedSlices, or anything
+      `tf.convert_to_tensor` accepts (Python or NumPy numbers, lists); None
+      and integer entries are ignored.
 
   Returns:
     A scalar bool tensor (True when there is no gradient at all).
+
+  Raises:
+    TypeError: If a gradient is a string tensor.
   """
   small_by_dtype = {}
   summable = []
   checks = []
-  for g in grads:
-    if g is None:
+  for i, grad in enumerate(grads):
+    if grad is None:
       continue
-    g = _values(g)
-    if not g.dtype.is_floating:
+    values = _values(grad)
+    if values.dtype == tf.string:
+      raise _validation.invalid(
+          TypeError, "grads[{}]".format(i), "a numeric gradient", grad,
+          "A string tensor is not a gradient: pass the numbers.")
+    if not (values.dtype.is_floating or values.dtype.is_complex):
       continue  # Integers cannot be NaN or Inf (and is_finite rejects them).
-    size = g.shape.num_elements()
-    if size is not None and size <= _SMALL_GRAD_ELEMENTS:
-      small_by_dtype.setdefault(g.dtype, []).append(g)
-    elif g.dtype in (tf.float32, tf.float64):
-      summable.append(g)
-    else:
-      checks.append(_is_finite_all([g]))
+    if isinstance(grad, tf.IndexedSlices):
+      sums_finite, covers_values = _sparse_check(grad)
+      if sums_finite is not None:
+        checks.append(sums_finite)
+      if covers_values:
+        continue
+    for g in _float_parts(values):
+      size = g.shape.num_elements()
+      if size is not None and size <= _SMALL_GRAD_ELEMENTS:
+        small_by_dtype.setdefault(g.dtype, []).append(g)
+      elif g.dtype in (tf.float32, tf.float64):
+        summable.append(g)
+      else:
+        checks.append(_is_finite_all([g]))
   checks.extend(_is_finite_all(group) for group in small_by_dtype.values())
   if summable:
     total = tf.add_n([
@@ -127,6 +228,20 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   if not checks:
     return tf.constant(True)
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
+def _holds_strings(value) -> bool:
+  """Whether `value` is a string, or an array or list holding strings."""
+  if isinstance(value, (str, bytes)):
+    return True
+  try:
+    array = np.asarray(value)
+  except (TypeError, ValueError):  # Ragged lists: TensorFlow will say why.
+    return False
+  if array.dtype.kind in "SU":
+    return True
+  return array.dtype.kind == "O" and any(
+      isinstance(x, (str, bytes)) for x in array.flat)
 
 
 def as_gradient(grad, name: str, dtype=None):
@@ -149,8 +264,8 @@ def as_gradient(grad, name: str, dtype=None):
     `grad`, or a tensor holding it.
 
   Raises:
-    TypeError: If `grad` cannot be converted to a numeric tensor (of
-      `dtype`).
+    TypeError: If `grad` holds strings (which TensorFlow would parse), or
+      cannot be converted to a numeric tensor (of `dtype`).
   """
   if (grad is None or tf.is_tensor(grad) or
       isinstance(grad, (tf.IndexedSlices, tf.distribute.DistributedValues))):
@@ -158,6 +273,12 @@ def as_gradient(grad, name: str, dtype=None):
   what = "None, a tensor, IndexedSlices, or numbers (a scalar, array or list)"
   if dtype is not None:
     what += " convertible to {}".format(tf.as_dtype(dtype).name)
+  if _holds_strings(grad):
+    # TensorFlow would parse "1.5" into a float32 tensor.
+    raise _validation.invalid(
+        TypeError, name, what, grad,
+        "Strings are not gradients, even numeric ones such as \"1.5\": "
+        "pass the numbers.")
   try:
     tensor = tf.convert_to_tensor(grad, dtype=dtype)
   except (TypeError, ValueError) as e:

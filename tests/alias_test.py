@@ -211,6 +211,44 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
         """)
     self.assertIn("ok", stdout)
 
+  def test_import_system_queries_work_as_for_real_modules(self):
+    # "Is contrib here?" checks: before the alias, find_spec says None;
+    # after it, every aliased module answers find_spec, find_loader,
+    # reload and getfile as a real module does, and stays the alias.
+    stdout = _run("""
+        import importlib, importlib.util, inspect, os, pkgutil, warnings
+        warnings.simplefilter("ignore", DeprecationWarning)  # find_loader
+        import tensorflow as tf
+        print(importlib.util.find_spec("tensorflow.contrib"))
+        install_alias()
+        names = ["tensorflow.contrib", "tensorflow.contrib.mixed_precision",
+                 "tensorflow.contrib.mixed_precision.python",
+                 "tensorflow.compat.v1.contrib",
+                 "tensorflow.compat.v1.contrib.mixed_precision"]
+        for name in names:
+          module = sys.modules[name]
+          spec = importlib.util.find_spec(name)
+          assert spec is module.__spec__ and spec.loader is not None, name
+          assert pkgutil.find_loader(name) is spec.loader, name
+          assert os.path.isfile(inspect.getfile(module)), name
+          assert importlib.reload(module) is module, name
+          assert sys.modules[name] is module, name
+        m = importlib.import_module("tensorflow.contrib.mixed_precision")
+        assert m.LossScaleOptimizer is cmp.LossScaleOptimizer
+        assert tf.contrib.mixed_precision is m
+        assert m.python.loss_scale_manager is lsm
+        # A module dropped from sys.modules imports again, as itself.
+        del sys.modules["tensorflow.contrib.mixed_precision"]
+        import tensorflow.contrib.mixed_precision as again
+        assert again is m, again
+        try:
+          importlib.import_module("tensorflow.contrib.slim")
+        except ImportError:
+          print("no slim")
+        print("ok")
+        """)
+    self.assertEqual(["None", "no slim", "ok"], stdout.strip().splitlines())
+
   @parameterized.parameters(*util.PROGRAMS)
   def test_unconverted_program_trains_behind_the_alias(
       self, path, steps, bad_steps, manager):

@@ -728,5 +728,37 @@ def _after(train_op, loss):
     return tf.identity(loss)
 
 
+class SummaryTagsTest(tf.test.TestCase):
+
+  def test_event_file_holds_the_documented_tags(self):
+    # The tags are a public contract (dashboards and scripts query them by
+    # name): pinned as literal strings, read back from the event file a real
+    # two-optimizer run writes, not through the module's constants.
+    summary_dir = os.path.join(self.get_temp_dir(), "tags")
+    with tf.Graph().as_default():
+      d = tf.compat.v1.get_variable("d", initializer=1.0)
+      g = tf.compat.v1.get_variable("g", initializer=1.0)
+      d_train = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          _fixed()).minimize(tf.square(d), var_list=[d])
+      g_train = lso.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(0.1),
+          _exponential()).minimize(tf.sqrt(-tf.abs(g) - 1.0), var_list=[g])
+      hook = hooks.LossScaleHook(every_n_steps=2, summary_dir=summary_dir)
+      with tf.compat.v1.train.MonitoredTrainingSession(
+          hooks=[hook], log_step_count_steps=None) as sess:
+        for _ in range(2):
+          sess.run([d_train, g_train])
+    # Optimizer 1's gradient is NaN: scale 8, halved after each skip.
+    self.assertEqual(
+        {"mixed_precision/loss_scale": [(2, 128.0)],
+         "mixed_precision/skipped_steps": [(2, 0.0)],
+         "mixed_precision/skipped_steps_total": [(2, 0.0)],
+         "mixed_precision/loss_scale_1": [(2, 4.0)],
+         "mixed_precision/skipped_steps_1": [(2, 2.0)],
+         "mixed_precision/skipped_steps_total_1": [(2, 2.0)]},
+        _read_scalars(summary_dir))
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -22,6 +22,8 @@ import numpy as np
 import tensorflow as tf
 
 import program_util
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
 from contrib_mixed_precision import skip_decision
 
 MODES = ("graph", "eager", "function")
@@ -164,6 +166,32 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
 
     self.assertEqual([bool(x) for x in evaluate(mode, fn)],
                      [True, False, True, True])
+
+
+class StringGradientTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.parameters(
+      (np.array(["1.5"]),), (np.array([b"0.5", b"2"]),), (np.str_("1.5"),),
+      (np.array(["nan"]),), (["1.5"],), ("1.5",), (b"1.5",),
+      (np.array(["1.5"], dtype=object),))
+  def test_strings_are_not_gradients(self, grad):
+    # TensorFlow parses numeric strings when converting to float32: without
+    # a check, "1.5" would be applied as 1.5 and "nan" skipped as a NaN.
+    var = tf.Variable([1.0])
+    opt = lso.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        lsm.FixedLossScaleManager(1))
+    with self.assertRaisesRegex(
+        TypeError, r"`grads_and_vars\[0\]\[0\]` must be .* but got .* "
+        r"Strings are not gradients"):
+      opt.apply_gradients([(grad, var)])
+    self.assertAllEqual([1.0], var.numpy())
+    with self.assertRaisesRegex(TypeError, r"`g` must be .*Strings are not"):
+      skip_decision.as_gradient(grad, "g")
+
+  def test_string_tensor_is_refused_by_the_check(self):
+    with self.assertRaisesRegex(TypeError, r"`grads\[1\]` must be a numeric"):
+      skip_decision.all_finite([tf.ones([2]), tf.constant(["nan"])])
 
 
 if __name__ == "__main__":

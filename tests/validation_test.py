@@ -532,5 +532,98 @@ class NonTensorGradientsTest(tf.test.TestCase, parameterized.TestCase):
         self.assertEqual(run(grads), expected)
 
 
+# -- TF loss-scale objects handed over directly -------------------------------
+
+INT64_MAX = 2**63 - 1
+
+
+def _tf_builds(make):
+  """`make()`, or None when TensorFlow's own constructor refuses the value."""
+  try:
+    return make()
+  except (TypeError, ValueError, OverflowError):
+    return None
+
+
+# How a LossScale object reaches the package: both public entry points.
+ENTRY_POINTS = (
+    ("from_loss_scale", mp.LossScaleManager.from_loss_scale),
+    ("optimizer", lambda ls: mp.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(0.1), ls)),
+)
+
+# (TF class, its argument, the argument name in our message, the documented
+# outcome of the value TF holds, how TF turns what it is given into that).
+LOSS_SCALE_OBJECT_CASES = (
+    ("FixedLossScale", "loss_scale_value", "loss_scale",
+     lambda v: scale(v, 1.0), float),
+    ("DynamicLossScale", "initial_loss_scale", "initial_loss_scale",
+     lambda v: scale(v, FLOAT32_TINY), float),
+    ("DynamicLossScale", "increment_period", "increment_period",
+     lambda v: count(v, maximum=INT64_MAX), int),
+    ("DynamicLossScale", "multiplier", "multiplier",
+     lambda v: ratio(v, 1.0), float),
+)
+
+
+class LossScaleObjectValidationTest(tf.test.TestCase, parameterized.TestCase):
+  """A TF LossScale passed in gets the validation of the managers' arguments.
+
+  TensorFlow's own constructors accept NaN, infinities and values float32
+  cannot hold (and DynamicLossScale a period or multiplier of 0); whatever
+  TF accepted must then pass the same rule as the same number given to a
+  manager, with the same message, whichever entry point it arrives by.
+  """
+
+  @parameterized.product(
+      entry=ENTRY_POINTS,
+      case=[dict(zip(("cls", "kwarg", "arg", "documented", "held"), c))
+            for c in LOSS_SCALE_OBJECT_CASES])
+  def test_each_value_tf_accepts_works_or_names_the_argument(self, entry,
+                                                              case):
+    cls = getattr(tf.compat.v1.mixed_precision, case["cls"])
+    outcomes = set()
+    for value in HOSTILE:
+      with self.subTest(value=_value_id(value)), tf.Graph().as_default():
+        loss_scale = _tf_builds(
+            lambda value=value: cls(**{case["kwarg"]: value}))
+        if loss_scale is None:
+          continue  # TensorFlow refused it itself.
+        held = case["held"](value)
+        expected = case["documented"](held)
+        outcomes.add(expected if expected in (TypeError, ValueError) else
+                     "accepted")
+        if expected not in (TypeError, ValueError):
+          entry[1](loss_scale)
+          continue
+        with self.assertRaises(expected) as cm:
+          entry[1](loss_scale)
+        message = str(cm.exception)
+        match = _MESSAGE.match(message)
+        self.assertIsNotNone(match, message)
+        self.assertEqual(match.group("arg"), case["arg"])
+        self.assertEqual(match.group("got"), repr(held))
+        self.assertIn(case["cls"], message)
+    # Guards the table: TF lets through values that must be refused.
+    self.assertIn(ValueError, outcomes)
+    self.assertIn("accepted", outcomes)
+
+  @parameterized.named_parameters(*ENTRY_POINTS)
+  def test_fixed_nan_gets_the_managers_message(self, entry):
+    with self.assertRaises(ValueError) as manager_error:
+      mp.FixedLossScaleManager(float("nan"))
+    with self.assertRaises(ValueError) as cm:
+      entry(tf.compat.v1.mixed_precision.FixedLossScale(float("nan")))
+    self.assertStartsWith(str(cm.exception), str(manager_error.exception))
+
+  @parameterized.named_parameters(*ENTRY_POINTS)
+  def test_accepted_fixed_scale_is_the_scale_used(self, entry):
+    with tf.Graph().as_default():
+      obj = entry(tf.compat.v1.mixed_precision.FixedLossScale(2**20))
+      manager = getattr(obj, "_loss_scale_manager", obj)
+      with tf.compat.v1.Session() as sess:
+        self.assertEqual(2.0**20, sess.run(manager.get_loss_scale()))
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -1,0 +1,270 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""What is checked is what is applied, through the real optimizer step.
+
+Each test hands `LossScaleOptimizer` a gradient whose update would be
+non-finite in a way a value-by-value check misses (a complex gradient, an
+`IndexedSlices` whose duplicate rows sum past the dtype's range), lets the
+inner TF optimizer apply it, and compares the variable and `global_step`
+with a NumPy expectation: a step is skipped exactly when the update is
+non-finite. The unscaling of fp16 gradients at large scales is pinned too.
+"""
+
+import subprocess
+import sys
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import program_util
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
+
+MODES = ("graph", "eager", "function")
+FP16_MAX = float(np.finfo(np.float16).max)
+
+
+def _sgd():
+  return tf.compat.v1.train.GradientDescentOptimizer(1.0)
+
+
+def _momentum():
+  # Momentum's sparse apply sums duplicate indices first (in the values'
+  # dtype); plain SGD scatters each row on its own.
+  return tf.compat.v1.train.MomentumOptimizer(1.0, 0.0)
+
+
+def apply_step(mode, initial, make_grad, make_inner=_sgd, manager=None):
+  """One `apply_gradients` of `make_grad()` to a variable holding `initial`.
+
+  Returns:
+    `(variable value after the step, global_step after the step)`.
+  """
+  manager = manager or (lambda: lsm.FixedLossScaleManager(1))
+
+  def build():
+    var = tf.compat.v1.Variable(initial, name="v")
+    step = tf.compat.v1.Variable(0, dtype=tf.int64, name="step")
+    opt = lso.LossScaleOptimizer(make_inner(), manager())
+    return var, step, opt
+
+  if mode == "graph":
+    with tf.Graph().as_default():
+      var, step, opt = build()
+      train_op = opt.apply_gradients([(make_grad(), var)], global_step=step)
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(train_op)
+        return sess.run([var, step])
+  var, step, opt = build()
+
+  def run():
+    opt.apply_gradients([(make_grad(), var)], global_step=step)
+
+  if mode == "function":
+    tf.function(run)()
+  else:
+    run()
+  return var.numpy(), step.numpy()
+
+
+def expected_step(initial, grad_dense):
+  """SGD with learning rate 1, or nothing when the update is not finite."""
+  if np.all(np.isfinite(grad_dense)):
+    return initial - grad_dense, 1
+  return initial, 0
+
+
+def densify(shape, indices, values):
+  """The per-index sum of `values` in their own dtype, as a dense array."""
+  dense = np.zeros(shape, values.dtype)
+  np.add.at(dense, np.asarray(indices), values)
+  return dense
+
+
+class ComplexGradientTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(
+      mode=MODES, dtype=["complex64", "complex128"],
+      poison=[None, "real_nan", "imag_inf"], size=[3, 20000])
+  def test_non_finite_part_skips_the_step(self, mode, dtype, poison, size):
+    initial = np.full([size], 1 + 2j, dtype)
+    grad = np.full([size], 0.5 - 0.25j, dtype)
+    if poison:
+      part, what = poison.split("_")
+      bad = {"nan": np.nan, "inf": np.inf}[what]
+      grad[size // 2] = complex(bad, 1) if part == "real" else complex(1, bad)
+    var, step = apply_step(mode, initial, lambda: tf.constant(grad))
+    want_var, want_step = expected_step(initial, grad)
+    self.assertEqual(want_step, step)
+    self.assertAllEqual(want_var, var)
+
+  @parameterized.parameters(*MODES)
+  def test_complex_sparse_gradient(self, mode):
+    initial = np.zeros([4, 2], np.complex64)
+    values = np.array([[1 + 1j, 2], [np.nan * 1j, 0]], np.complex64)
+
+    def grad():
+      return tf.IndexedSlices(tf.constant(values), tf.constant([0, 2]),
+                              tf.constant([4, 2]))
+
+    var, step = apply_step(mode, initial, grad)
+    self.assertEqual(0, step)
+    self.assertAllEqual(initial, var)
+
+
+class DuplicateIndicesTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(
+      mode=MODES,
+      inner=[("sgd", _sgd), ("momentum", _momentum)],
+      case=[
+          # Each row finite; the two rows of index 1 sum past fp16's max.
+          dict(indices=[1, 1], rows=[[40000.0, 1.0], [40000.0, 1.0]]),
+          dict(indices=[3, 0, 3], rows=[[-FP16_MAX, 0], [1, 1], [-1000, 0]]),
+          # Duplicates whose sum stays finite, and no duplicates: applied.
+          dict(indices=[1, 1], rows=[[30000.0, 1.0], [30000.0, 1.0]]),
+          dict(indices=[0, 1, 2], rows=[[FP16_MAX, 1], [FP16_MAX, 1],
+                                        [-FP16_MAX, 1]]),
+          # Opposite signs cancel: the sum is what is applied.
+          dict(indices=[2, 2], rows=[[FP16_MAX, 0], [-FP16_MAX, 0]]),
+      ])
+  def test_update_is_the_per_index_sum(self, mode, inner, case):
+    initial = np.zeros([4, 2], np.float16)
+    values = np.array(case["rows"], np.float16)
+
+    def grad():
+      return tf.IndexedSlices(tf.constant(values),
+                              tf.constant(case["indices"], tf.int64),
+                              tf.constant([4, 2], tf.int64))
+
+    var, step = apply_step(mode, initial, grad, make_inner=inner[1])
+    want_var, want_step = expected_step(
+        initial, densify([4, 2], case["indices"], values))
+    self.assertEqual(want_step, step)
+    self.assertAllEqual(want_var, var)
+
+  @parameterized.parameters(*MODES)
+  def test_large_embedding_gradient(self, mode):
+    # More rows than the small-gradient check takes at once, and a float32
+    # table: duplicates near float32's max overflow too.
+    big = float(np.finfo(np.float32).max) * 0.75
+    values = np.full([3000, 8], 0.5, np.float32)
+    indices = np.arange(3000) % 1000
+    for poisoned in (False, True):
+      if poisoned:
+        values[[7, 1007], 3] = big
+      initial = np.zeros([1000, 8], np.float32)
+
+      def grad():
+        return tf.IndexedSlices(tf.constant(values), tf.constant(indices),
+                                tf.constant([1000, 8]))
+
+      var, step = apply_step(mode, initial, grad)
+      want_var, want_step = expected_step(initial,
+                                          densify([1000, 8], indices, values))
+      self.assertEqual(want_step, step)
+      self.assertAllEqual(want_var, var)
+
+
+class UnscaleTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(mode=MODES, scale=[65520, 2**16, 2**20])
+  def test_fp16_gradients_at_scales_past_fp16_max(self, mode, scale):
+    # A float32 loss of an fp16 variable (a model computing in fp16 casts
+    # its loss back): the scaled gradient `scale * 2**-8` fits fp16 and so
+    # does `1 / scale`, while `scale` itself does not (65520 rounds to inf
+    # in fp16). The reciprocal must be taken in float32, then cast.
+    c = 2.0**-8
+
+    def build():
+      var = tf.compat.v1.Variable(np.float16(1.0), name="w")
+      opt = lso.LossScaleOptimizer(_sgd(), lsm.FixedLossScaleManager(scale))
+      return var, opt, lambda: tf.cast(var, tf.float32) * c
+
+    if mode == "graph":
+      with tf.Graph().as_default():
+        var, opt, loss = build()
+        grads = opt.compute_gradients(loss(), [var])
+        train_op = opt.apply_gradients(grads)
+        with tf.compat.v1.Session() as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          grad = sess.run(grads[0][0])
+          sess.run(train_op)
+          after = sess.run(var)
+    else:
+      var, opt, loss = build()
+
+      def step():
+        grads = opt.compute_gradients(loss, [var])
+        opt.apply_gradients(grads)
+        return grads[0][0]
+
+      grad = (tf.function(step) if mode == "function" else step)().numpy()
+      after = var.numpy()
+    # NumPy's float16 rounds each product as TF's fp16 kernels do.
+    scaled = np.float16(np.float32(scale) * np.float32(c))
+    want = scaled * np.float16(np.float32(1) / np.float32(scale))
+    self.assertEqual(want, grad)
+    self.assertAllClose(c, float(grad), rtol=1e-2)
+    self.assertEqual(np.float16(1.0) - want, after)
+
+
+class TF1BehaviourTest(tf.test.TestCase):
+
+  def test_complex_and_duplicate_gradients_under_disable_v2_behavior(self):
+    # Ref variables and v1 control flow: the skip must hold there too. A
+    # subprocess, because the switch is process-global.
+    code = "\n".join([
+        "import numpy as np, tensorflow as tf",
+        "tf.compat.v1.disable_v2_behavior()",
+        "from contrib_mixed_precision import loss_scale_manager as lsm",
+        "from contrib_mixed_precision import loss_scale_optimizer as lso",
+        "def run(initial, grad):",
+        "  with tf.Graph().as_default():",
+        "    v = tf.compat.v1.Variable(initial)",
+        "    step = tf.compat.v1.Variable(0, dtype=tf.int64)",
+        "    opt = lso.LossScaleOptimizer(",
+        "        tf.compat.v1.train.MomentumOptimizer(1.0, 0.0),",
+        "        lsm.FixedLossScaleManager(1))",
+        "    op = opt.apply_gradients([(grad(), v)], global_step=step)",
+        "    with tf.compat.v1.Session() as s:",
+        "      s.run(tf.compat.v1.global_variables_initializer())",
+        "      s.run(op)",
+        "      return int(s.run(step))",
+        "c = np.array([1 + 1j, 2j], np.complex64)",
+        "bad = np.array([1 + 1j, complex(0, np.inf)], np.complex64)",
+        "rows = np.array([[40000.0], [40000.0]], np.float16)",
+        "ok_rows = np.array([[30000.0], [30000.0]], np.float16)",
+        "def sparse(r):",
+        "  return lambda: tf.IndexedSlices(",
+        "      tf.constant(r), tf.constant([1, 1]), tf.constant([3, 1]))",
+        "print([run(c, lambda: tf.constant(c)),",
+        "       run(c, lambda: tf.constant(bad)),",
+        "       run(np.zeros([3, 1], np.float16), sparse(ok_rows)),",
+        "       run(np.zeros([3, 1], np.float16), sparse(rows))])",
+    ])
+    proc = subprocess.run([sys.executable, "-c", code],
+                          env=program_util.child_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=300, check=False)
+    output = proc.stdout.decode("utf-8", "replace")
+    self.assertEqual(proc.returncode, 0, output[-3000:])
+    self.assertEqual(output.strip().splitlines()[-1], "[1, 0, 1, 0]")
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,184 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+# ==============================================================================
+"""Property test: a step is skipped exactly when its update is non-finite.
+
+Random complex and real gradients, dense and `IndexedSlices` with duplicate
+indices, with values from zero to each dtype's max, NaN and infinities, are
+applied by the real optimizer (SGD through `LossScaleOptimizer`) in graph
+mode, eager mode and `tf.function`. The expectation is computed here with
+NumPy alone: densify the sparse gradient by summing duplicate rows in its
+own dtype, and test every number (both parts of a complex one) for
+finiteness. The step must be applied (`global_step` advances, the variables
+hold exactly minus the update) exactly when that says finite, and skipped
+(nothing moves) otherwise. Examples are derandomized, so CI is reproducible.
+"""
+
+from absl.testing import parameterized
+import hypothesis
+from hypothesis import strategies as st
+import numpy as np
+import tensorflow as tf
+
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
+
+MODES = ("graph", "eager", "function")
+DTYPES = ("float16", "float32", "float64", "complex64", "complex128")
+VOCAB = 4
+
+_SETTINGS = hypothesis.settings(
+    max_examples=40, deadline=None, derandomize=True, database=None,
+    suppress_health_check=[hypothesis.HealthCheck.too_slow,
+                           hypothesis.HealthCheck.data_too_large])
+
+
+def _parts(dtype):
+  """Strategy of one real number (one part) for `dtype`, edges weighted."""
+  real = np.dtype(dtype).type(0).real.dtype
+  big = float(np.finfo(real).max)
+  return st.one_of(
+      st.sampled_from([0.0, 1.0, -0.5, big, -big, big / 2, -big / 2,
+                       big / 3, big * 0.9, float("nan"), float("inf"),
+                       -float("inf")]),
+      st.floats(min_value=-big, max_value=big, width=real.itemsize * 8))
+
+
+def _number(dtype):
+  part = _parts(dtype)
+  if np.dtype(dtype).kind == "c":
+    return st.builds(complex, part, part)
+  return part
+
+
+@st.composite
+def _array(draw, dtype, shape):
+  """An array of `shape`: one fill value, then a few values poked in."""
+  with np.errstate(all="ignore"):
+    values = np.full(shape, draw(_number(dtype)), dtype)
+    for _ in range(draw(st.integers(0, 4))):
+      flat = draw(st.integers(0, values.size - 1))
+      values.reshape(-1)[flat] = draw(_number(dtype))
+  return values
+
+
+@st.composite
+def steps(draw):
+  """One step: a sparse gradient for a table, a dense one for a matrix."""
+  dtype = draw(st.sampled_from(DTYPES))
+  # 3000 columns take the large-gradient paths of the check.
+  width = draw(st.sampled_from([1, 2, 3000]))
+  rows = draw(st.integers(1, 6))
+  indices = draw(st.lists(st.integers(0, VOCAB - 1), min_size=rows,
+                          max_size=rows))
+  return dict(dtype=dtype, indices=indices,
+              values=draw(_array(dtype, (rows, width))),
+              dense=draw(_array(dtype, (2, width))))
+
+
+def expected(step):
+  """(applied, table update, dense update), from NumPy alone."""
+  with np.errstate(all="ignore"):
+    table = np.zeros((VOCAB,) + step["values"].shape[1:], step["dtype"])
+    # ufunc.at adds the rows one by one, in index order, in the dtype.
+    np.add.at(table, np.asarray(step["indices"]), step["values"])
+  applied = bool(np.all(np.isfinite(table)) and
+                 np.all(np.isfinite(step["dense"])))
+  return applied, table, step["dense"]
+
+
+def run(step, mode):
+  """Applies the step; returns (global_step, table, matrix) afterwards."""
+  shape = (VOCAB,) + step["values"].shape[1:]
+
+  def build():
+    table = tf.compat.v1.Variable(np.zeros(shape, step["dtype"]), name="t")
+    matrix = tf.compat.v1.Variable(np.zeros(step["dense"].shape,
+                                            step["dtype"]), name="m")
+    global_step = tf.compat.v1.Variable(0, dtype=tf.int64, name="step")
+    opt = lso.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        lsm.FixedLossScaleManager(1))
+
+    def apply():
+      sparse = tf.IndexedSlices(tf.constant(step["values"]),
+                                tf.constant(step["indices"], tf.int64),
+                                tf.constant(shape, tf.int64))
+      return opt.apply_gradients(
+          [(sparse, table), (tf.constant(step["dense"]), matrix)],
+          global_step=global_step)
+
+    return global_step, table, matrix, apply
+
+  if mode == "graph":
+    with tf.Graph().as_default():
+      global_step, table, matrix, apply = build()
+      train_op = apply()
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(train_op)
+        return sess.run([global_step, table, matrix])
+  global_step, table, matrix, apply = build()
+  if mode == "function":
+
+    @tf.function
+    def train_step():
+      apply()  # The op it returns is run by the function itself.
+
+    train_step()
+  else:
+    apply()
+  return global_step.numpy(), table.numpy(), matrix.numpy()
+
+
+class SkipIsExactPropertyTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.parameters(*MODES)
+  def test_applied_exactly_when_the_update_is_finite(self, mode):
+    outcomes = set()
+
+    @_SETTINGS
+    @hypothesis.given(step=steps())
+    def check(step):
+      applied, table_update, dense_update = expected(step)
+      outcomes.add(applied)
+      global_step, table, matrix = run(step, mode)
+      self.assertEqual(int(applied), global_step)
+      if applied:
+        self.assertAllEqual(-table_update, table)
+        self.assertAllEqual(-dense_update, matrix)
+      else:
+        self.assertAllEqual(np.zeros_like(table), table)
+        self.assertAllEqual(np.zeros_like(matrix), matrix)
+
+    check()
+    # Guards the strategies: both outcomes occur.
+    self.assertEqual({True, False}, outcomes)
+
+  def test_the_expectation_sees_duplicate_overflow(self):
+    # Guards the NumPy model: finite rows whose per-index sum is not.
+    step = dict(dtype="float16", indices=[2, 2],
+                values=np.array([[40000.0], [40000.0]], np.float16),
+                dense=np.zeros((2, 1), np.float16))
+    self.assertFalse(expected(step)[0])
+    step["indices"] = [1, 2]
+    self.assertTrue(expected(step)[0])
+    step = dict(dtype="complex64", indices=[0],
+                values=np.array([[complex(0, np.inf)]], np.complex64),
+                dense=np.zeros((2, 1), np.complex64))
+    self.assertFalse(expected(step)[0])
+
+
+if __name__ == "__main__":
+  tf.test.main()
