@@ -193,6 +193,10 @@ def _check_tf_loss_scale(loss_scale) -> None:
   `ExponentialUpdateLossScale` validates itself; a user `LossScale`
   subclass defines its own configuration.
   """
+  if isinstance(loss_scale, loss_scale_lib.ExponentialUpdateLossScale):
+    # Validated when built; registered as a `DynamicLossScale` (for TF's own
+    # optimizer), but with a configuration of its own.
+    return
   if isinstance(loss_scale, tf.compat.v1.mixed_precision.FixedLossScale):
     config = loss_scale.get_config()
     source = " It is the value of FixedLossScale({!r}).".format(
