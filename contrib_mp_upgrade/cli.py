@@ -32,6 +32,8 @@ import os
 import sys
 from typing import List, Optional, Sequence
 
+from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import report as report_lib
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 from contrib_mp_upgrade import tree
@@ -132,6 +134,28 @@ def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
           "one.".format(outtree))
 
 
+def _find_blockers(plan: tree.Plan,
+                   tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> None:
+  """Reads what still stops each final output on TF 2.
+
+  Where `tf_upgrade_v2` changed a file, the other `tf.contrib` modules it
+  converted are no longer reported as left to do.
+  """
+  for entry in plan.python():
+    if entry.result.error is not None:
+      continue
+    entry.blockers = blockers.find(entry.output)
+    if tf_summary is not None and entry.name in tf_summary.advice:
+      entry.blockers.insert(0, blockers.Blocker(
+          "the rest of the TF1 API (tf_upgrade_v2 could not convert the "
+          "file)", (1,), tf_summary.advice[entry.name]))
+    if entry.tf_upgrade_v2_changed:
+      left = set(blockers.contrib_modules(entry.blockers))
+      entry.result.other_contrib = {
+          module: lines for module, lines in
+          entry.result.other_contrib.items() if module in left}
+
+
 def run(infile: Optional[str] = None, outfile: Optional[str] = None,
         intree: Optional[str] = None, outtree: Optional[str] = None,
         inplace: bool = False, copy_other_files: bool = True,
@@ -184,6 +208,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   tf_summary = None
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
+  _find_blockers(plan, tf_summary)
   text = report_lib.render(plan, source, destination, tf_summary)
   diffs = [_diff(e.name, e.source, e.output)
            for e in plan.python() if e.changed]
@@ -278,6 +303,20 @@ def parser() -> argparse.ArgumentParser:
   return result
 
 
+def _echo_to_stderr(outcome: Outcome) -> None:
+  """Prints what a user must not miss, even without reading the report."""
+  for entry in outcome.plan.python():
+    for line, message in entry.result.warnings:
+      if message.startswith(guards.NEVER_RAN):
+        print("{}: warning: {}:{}: {}".format(PROG, entry.name, line,
+                                              message), file=sys.stderr)
+  if outcome.tf_summary is not None:
+    for name, why in outcome.tf_summary.failed:
+      print("{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
+          PROG, name, why, outcome.tf_summary.advice.get(name, "")),
+            file=sys.stderr)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
   """The `contrib-mp-upgrade` command.
 
@@ -299,6 +338,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print("{}: error: {}".format(PROG, e), file=sys.stderr)
     return 1
   n_changed = len(outcome.changed)
+  _echo_to_stderr(outcome)
   if args.dry_run:
     sys.stdout.write("".join(outcome.diffs))
     sys.stdout.write(outcome.report)

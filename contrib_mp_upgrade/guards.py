@@ -41,7 +41,8 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError",
                   "Exception", "BaseException")
 
 
-def guards(analysis: resolve.Analysis, node: cst.CSTNode) -> List[Tuple[int, str]]:
+def guards(analysis: resolve.Analysis,
+           node: cst.CSTNode) -> List[Tuple[int, str]]:
   """Why a rewrite at `node` may not do what TF 2 users need, if it may not.
 
   Returns:
@@ -50,6 +51,9 @@ def guards(analysis: resolve.Analysis, node: cst.CSTNode) -> List[Tuple[int, str
   reasons = []
   child = node
   for parent in analysis.ancestors(node):
+    dead = _dead_code(analysis, parent, child)
+    if dead is not None:
+      reasons.append(dead)
     if isinstance(parent, (cst.If, cst.IfExp)):
       test = syntax.code(parent.test)
       if _VERSION_TEST.search(test) and child is not parent.test:
@@ -61,7 +65,8 @@ def guards(analysis: resolve.Analysis, node: cst.CSTNode) -> List[Tuple[int, str
             "this is in the {} the TF-version check `{}` (line {}): on "
             "TensorFlow 2 the rewritten code may never run, or may switch "
             "which implementation runs. Check which branch TF 2 should "
-            "take.").format(where, syntax.short(test), analysis.line(parent))))
+            "take.").format(where, syntax.short(test),
+                            analysis.line(parent))))
     elif isinstance(parent, cst.Try):
       handlers = [h for h in parent.handlers if _catches_import(h)]
       if handlers and child is parent.body:
@@ -86,6 +91,55 @@ def guards(analysis: resolve.Analysis, node: cst.CSTNode) -> List[Tuple[int, str
     child = parent
   return reasons
 
+
+
+# What starts every warning about code that never ran on TF 1.15; the
+# command also prints those on stderr.
+NEVER_RAN = "this code never ran on TensorFlow 1.15"
+
+
+def _always_false(test: cst.BaseExpression) -> bool:
+  return syntax.code(test) in ("False", "0", "None", "not True", "not 1")
+
+
+def _stops(statement: cst.CSTNode) -> Optional[str]:
+  """The code of `raise ...` or `assert False` when `statement` is one."""
+  if not isinstance(statement, cst.SimpleStatementLine):
+    return None
+  for small in statement.body:
+    if isinstance(small, cst.Raise) or (
+        isinstance(small, cst.Assert) and _always_false(small.test)):
+      return syntax.code(small)
+  return None
+
+
+def _dead_code(analysis: resolve.Analysis, parent: cst.CSTNode,
+               child: cst.CSTNode) -> Optional[Tuple[int, str]]:
+  """Why `child` of `parent` can never run, if it cannot.
+
+  Trees guard an unfinished fp16 path with `if False:`, or with `assert
+  False` or `raise NotImplementedError` before it. The rewrite still
+  applies, and the user learns that the path is untried.
+  """
+  if (isinstance(parent, cst.If) and child is parent.body and
+      _always_false(parent.test)):
+    return (analysis.line(parent), (
+        "{}: it is in the `if {}:` branch at line {}. It was rewritten "
+        "anyway; remove the guard if this path should now run, and test "
+        "it.").format(NEVER_RAN, syntax.code(parent.test),
+                      analysis.line(parent)))
+  if isinstance(parent, (cst.IndentedBlock, cst.Module)):
+    for statement in parent.body:
+      if statement is child:
+        break
+      stop = _stops(statement)
+      if stop is not None:
+        return (analysis.line(statement), (
+            "{}: `{}` at line {} stops it first. It was rewritten "
+            "anyway; remove that line if this path should now run, and "
+            "test it.").format(NEVER_RAN, syntax.short(stop),
+                               analysis.line(statement)))
+  return None
 
 
 def _catches_import(handler: cst.ExceptHandler) -> bool:

@@ -39,6 +39,7 @@ import stat
 import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
+from contrib_mp_upgrade import blockers as blockers_lib
 from contrib_mp_upgrade import rewrite
 
 
@@ -62,6 +63,7 @@ class Entry:
       `result.new_source`; the `tf_upgrade_v2` pass may change it.
     link: For "link": the target to give the new link.
     tf_upgrade_v2_changed: Whether the `tf_upgrade_v2` pass changed it.
+    blockers: For "python": what still stops `output` on TF 2.
   """
   name: str
   path: str
@@ -71,6 +73,8 @@ class Entry:
   output: Optional[bytes] = None
   link: Optional[str] = None
   tf_upgrade_v2_changed: bool = False
+  blockers: List[blockers_lib.Blocker] = dataclasses.field(
+      default_factory=list)
 
   @property
   def changed(self) -> bool:
