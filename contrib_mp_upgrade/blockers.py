@@ -98,6 +98,25 @@ def _dotted(node: ast.AST) -> Optional[str]:
   return None
 
 
+def _dynamic_import(call: ast.Call, root_only: bool = False) -> Optional[str]:
+  """The module `importlib.import_module("m")` or `__import__("m")` loads.
+
+  With `root_only`, what the call returns: `__import__("a.b")` returns `a`
+  unless it has a `fromlist`.
+  """
+  func = _dotted(call.func)
+  if func not in ("importlib.import_module", "import_module", "__import__"):
+    return None
+  if not call.args or not isinstance(call.args[0], ast.Constant) or (
+      not isinstance(call.args[0].value, str)):
+    return None
+  module = call.args[0].value
+  if root_only and func == "__import__" and len(call.args) < 4 and not any(
+      k.arg == "fromlist" for k in call.keywords):
+    return module.split(".")[0]
+  return module
+
+
 def _v1(path: str) -> str:
   """`path` with `tensorflow.compat.v1` and `tensorflow_core` as `tensorflow`."""
   for prefix in ("tensorflow.compat.v1", "tensorflow_core"):
@@ -106,42 +125,89 @@ def _v1(path: str) -> str:
   return path
 
 
-class _Scan(ast.NodeVisitor):
-  """Collects the uses `find` classifies, with imports resolved."""
+# Attribute names worth resolving: everything else is skipped unresolved.
+_INTERESTING = frozenset(("contrib", "layers", "summary", "as_default")) | (
+    _SESSION_NAMES) | _GRAPH_MODE_CALLS
+
+
+class _Scan:
+  """Collects the uses `find` classifies, with imports resolved.
+
+  One walk over the tree collects the bindings and the few attributes
+  worth resolving (a real tree's files are mostly other code); they are
+  resolved after it, so a binding later in the file still counts.
+  """
 
   def __init__(self, tree: ast.AST):
     self.bound: Dict[str, str] = {}
     self.graph_mode = False
+    self.contrib: Dict[str, List[int]] = {}
+    self.layers: List[int] = []
+    self.bare_layers: List[int] = []
+    self.session: List[int] = []
+    self.summary: Dict[str, List[int]] = {}
+    attributes, assigns = [], []
     for node in ast.walk(tree):
-      if isinstance(node, ast.Import):
+      if isinstance(node, ast.Attribute):
+        value = node.value
+        if node.attr in _INTERESTING or (
+            isinstance(value, ast.Attribute) and
+            value.attr in ("contrib", "summary")):
+          attributes.append(node)
+      elif isinstance(node, ast.Call):
+        module = _dynamic_import(node)
+        if module is not None:
+          self._import(module, node.lineno)
+      elif isinstance(node, ast.Import):
         for alias in node.names:
+          self._import(alias.name, node.lineno)
           if alias.asname:
             self.bound[alias.asname] = alias.name
           else:
             root = alias.name.split(".")[0]
             self.bound[root] = root
-      elif isinstance(node, ast.ImportFrom) and node.module and not (
-          node.level):
-        for alias in node.names:
-          self.bound[alias.asname or alias.name] = (
-              node.module + "." + alias.name)
-      elif isinstance(node, ast.Assign) and len(node.targets) == 1 and (
-          isinstance(node.targets[0], ast.Name)):
-        path = self.path(node.value)
-        if path is not None:
-          self.bound.setdefault(node.targets[0].id, path)
-    self.contrib: Dict[str, List[int]] = {}
-    self.layers: List[int] = []
-    self.session: List[int] = []
-    self.summary: Dict[str, List[int]] = {}
+      elif isinstance(node, ast.ImportFrom):
+        if node.module and not node.level:
+          for alias in node.names:
+            self._import(node.module + "." + alias.name, node.lineno)
+            self.bound[alias.asname or alias.name] = (
+                node.module + "." + alias.name)
+      elif isinstance(node, ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+          assigns.append(node)
+    for node in assigns:
+      path = self.path(node.value)
+      if path is not None:
+        self.bound.setdefault(node.targets[0].id, path)
+    for node in attributes:
+      self._attribute(node)
+
+  def _import(self, module: str, line: int) -> None:
+    """Counts an imported module: another contrib module, or `tf.layers`."""
+    self._contrib(module, line)
+    v1 = _v1(module)
+    if v1 == "tensorflow.layers" or v1.startswith("tensorflow.layers."):
+      self.layers.append(line)
 
   def path(self, node: ast.AST) -> Optional[str]:
     """The TF path `node` names, as written, or None."""
-    dotted = _dotted(node)
-    if dotted is None:
+    rest = ""
+    while isinstance(node, ast.Attribute):
+      rest = "." + node.attr + rest
+      node = node.value
+    if isinstance(node, ast.Call):
+      module = _dynamic_import(node, root_only=True)
+      if module is None:
+        return None
+      dotted = module + rest
+    elif isinstance(node, ast.Name):
+      dotted = node.id + rest
+    else:
       return None
     root, _, rest = dotted.partition(".")
     base = self.bound.get(root, "tensorflow" if root == "tf" else None)
+    if isinstance(node, ast.Call):
+      base = root
     if base is None or not (base == "tensorflow" or
                             base.startswith(("tensorflow.",
                                              "tensorflow_core"))):
@@ -154,33 +220,26 @@ class _Scan(ast.NodeVisitor):
         parts[2] != "mixed_precision"):
       self.contrib.setdefault(parts[2], []).append(line)
 
-  def visit_Import(self, node: ast.Import) -> None:
-    for alias in node.names:
-      self._contrib(alias.name, node.lineno)
-
-  def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-    if node.module and not node.level:
-      for alias in node.names:
-        self._contrib(node.module + "." + alias.name, node.lineno)
-
-  def visit_Name(self, node: ast.Name) -> None:
-    path = self.path(node)
-    if path is not None and len(_v1(path).split(".")) >= 3:
-      self._contrib(path, node.lineno)  # `slim` bound to tf.contrib.slim.
-
-  def visit_Attribute(self, node: ast.Attribute) -> None:
+  def _attribute(self, node: ast.Attribute) -> None:
     if node.attr in _GRAPH_MODE_CALLS:
       self.graph_mode = True
-    path = self.path(node)
-    base = self.path(node.value)
-    self.generic_visit(node)
-    if path is None or base is None:
+    if node.attr == "as_default":
+      # `tf.Graph().as_default()`: the file builds its own graph.
+      if isinstance(node.value, ast.Call) and _v1(
+          self.path(node.value.func) or "") == "tensorflow.Graph":
+        self.graph_mode = True
       return
+    base = self.path(node.value)
+    if base is None:
+      return
+    path = base + "." + node.attr
     v1, v1_base = _v1(path), _v1(base)
     if len(v1.split(".")) == 3 and v1_base == "tensorflow.contrib":
       self._contrib(path, node.lineno)
     elif v1 == "tensorflow.layers" and v1_base == "tensorflow":
       self.layers.append(node.lineno)
+      if base == "tensorflow":
+        self.bare_layers.append(node.lineno)  # Gone in TF 2 as written.
     elif node.attr in _SESSION_NAMES and v1_base in (
         "tensorflow", "tensorflow.train"):
       self.session.append(node.lineno)
@@ -188,20 +247,32 @@ class _Scan(ast.NodeVisitor):
       # Written `tf.summary.X` with `tf` the TF 2 API, not `compat.v1`.
       self.summary.setdefault(node.attr, []).append(node.lineno)
 
-  def visit_Call(self, node: ast.Call) -> None:
-    # `graph.as_default()` on a `tf.Graph()`: the file builds its own graph.
-    if (isinstance(node.func, ast.Attribute) and
-        node.func.attr == "as_default" and
-        isinstance(node.func.value, ast.Call) and
-        _v1(self.path(node.func.value.func) or "") == "tensorflow.Graph"):
-      self.graph_mode = True
-    self.generic_visit(node)
-
 
 def _quick_reject(source: bytes) -> bool:
   return not any(word in source for word in (
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name"))
+
+
+@dataclasses.dataclass
+class Uses:
+  """What the report lists for a file this command does not rewrite.
+
+  Attributes:
+    other_contrib: `{module: [lines]}` of other `tf.contrib` modules.
+    legacy_layers: Lines that use `tf.layers` or `tf.compat.v1.layers`.
+    bare_layers: The subset written `tf.layers`.
+  """
+  other_contrib: Dict[str, List[int]]
+  legacy_layers: List[int]
+  bare_layers: List[int]
+
+
+def uses(tree: ast.AST) -> Uses:
+  """The `Uses` of a parsed module."""
+  scan = _Scan(tree)
+  return Uses({m: sorted(l) for m, l in sorted(scan.contrib.items())},
+              sorted(set(scan.layers)), sorted(set(scan.bare_layers)))
 
 
 def find(source: bytes) -> List[Blocker]:
@@ -221,7 +292,6 @@ def find(source: bytes) -> List[Blocker]:
   except (SyntaxError, ValueError):
     return []
   scan = _Scan(tree)
-  scan.visit(tree)
   found = []
   for module, lines in scan.contrib.items():
     found.append(Blocker("tf.contrib." + module, tuple(sorted(set(lines))),
@@ -243,6 +313,17 @@ def find(source: bytes) -> List[Blocker]:
                            fix))
   found.sort(key=lambda b: (-len(b.lines), b.what))
   return found
+
+
+def switches_graph_mode(source: bytes) -> bool:
+  """Whether `source` turns TF 2's eager default off for its program."""
+  return any(call in source for call in (b"disable_eager_execution",
+                                         b"disable_v2_behavior"))
+
+
+def is_script(source: bytes) -> bool:
+  """Whether `source` is an entry script rather than a library module."""
+  return b"__main__" in source
 
 
 def contrib_modules(blockers: List[Blocker]) -> List[str]:

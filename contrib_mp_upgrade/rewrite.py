@@ -46,6 +46,7 @@ except ImportError as e:
       "'contrib_mixed_precision[upgrade]'` (or `pip install libcst`).".format(
           e)) from e
 
+from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import resolve
 from contrib_mp_upgrade import syntax
@@ -118,6 +119,16 @@ class FileResult:
     return bool(self.changes or self.added)
 
 
+def _moved(whitespace, delta: int):
+  """`whitespace` that starts a new line, its last line `delta` longer."""
+  if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+    return whitespace
+  width = len(whitespace.last_line.value) + delta
+  if width < 0 or whitespace.last_line.value.strip(" "):
+    return whitespace  # Tabs, or too little room: leave it as it was.
+  return whitespace.with_changes(last_line=cst.SimpleWhitespace(" " * width))
+
+
 class _Rewriter(cst.CSTTransformer):
   """Applies a `uses.Plan`: expressions, import statements, removed bindings."""
 
@@ -145,7 +156,49 @@ class _Rewriter(cst.CSTTransformer):
   def leave_Attribute(self, original_node, updated_node):
     return self._leave_expression(original_node, updated_node)
 
+  def _shift(self, func: cst.CSTNode) -> int:
+    """How far the rewrite moves the end of `func` along its last line."""
+    end = self.a.positions[func].end
+    delta = 0
+    for node, name in self.plan.replace.items():
+      where = self.a.positions[node]
+      if where.start.line != end.line or where.end.line != end.line:
+        continue
+      if node is func or any(p is func for p in self.a.ancestors(node)):
+        delta += len(name) - (where.end.column - where.start.column)
+    return delta
+
+  def _realign(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    """Keeps arguments aligned with the `(` of a call whose name changed.
+
+    `tf.contrib.mixed_precision.LossScaleOptimizer(opt,` followed by
+    `manager` under `opt` would otherwise leave `manager` three columns to
+    the right of where a formatter puts it.
+    """
+    if not original.args or not self.plan.replace:
+      return updated
+    delta = self._shift(original.func)
+    if not delta:
+      return updated
+    func_end = self.a.positions[original.func].end
+    paren = func_end.column + len(
+        syntax.code_raw(original.whitespace_after_func))
+    args = list(updated.args)
+    before_args = updated.whitespace_before_args
+    for i, arg in enumerate(original.args):
+      start = self.a.positions[arg].start
+      if start.line == func_end.line or start.column != paren + 1:
+        continue
+      if i == 0:
+        before_args = _moved(before_args, delta)
+      elif isinstance(args[i - 1].comma, cst.Comma):
+        comma = args[i - 1].comma
+        args[i - 1] = args[i - 1].with_changes(comma=comma.with_changes(
+            whitespace_after=_moved(comma.whitespace_after, delta)))
+    return updated.with_changes(args=args, whitespace_before_args=before_args)
+
   def leave_Call(self, original_node, updated_node):
+    updated_node = self._realign(original_node, updated_node)
     if original_node not in self.plan.literals:
       return self._leave_expression(original_node, updated_node)
     literal, module = self.plan.literals[original_node]
@@ -425,6 +478,10 @@ def upgrade_source(source: bytes) -> FileResult:
   """
   mentions = b"mixed_precision" in source and b"contrib" in source
   error = decode_error(source)
+  if error is None and b"mixed_precision" not in source:
+    # Nothing here can be a target, so libcst (slow) is not needed: the
+    # standard library's parser reads what the report lists.
+    return _scan_only(source)
   if error is None:
     try:
       tree = cst.parse_module(source)
@@ -442,6 +499,28 @@ def upgrade_source(source: bytes) -> FileResult:
     return FileResult(
         new_source=source, mentions_api=mentions,
         error="it nests too deeply for this command to analyse")
+
+
+def _scan_only(source: bytes) -> FileResult:
+  """`upgrade_source` for a source that cannot use the API."""
+  if b"contrib" not in source and b"layers" not in source:
+    try:
+      compile(source, "<source>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError) as e:
+      return FileResult(new_source=source, error=_parse_error(source, e))
+    except (RecursionError, MemoryError):
+      pass  # Too deep for a parser, but there is nothing to convert.
+    return FileResult(new_source=source)  # Nothing this command reports.
+  try:
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError) as e:
+    return FileResult(new_source=source, error=_parse_error(source, e))
+  except (RecursionError, MemoryError):
+    return FileResult(new_source=source)
+  found = blockers.uses(tree)
+  return FileResult(new_source=source, other_contrib=found.other_contrib,
+                    legacy_layers=found.legacy_layers,
+                    bare_layers=found.bare_layers)
 
 
 def _upgrade_tree(source: bytes, tree: cst.Module,
@@ -489,7 +568,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   if not rewriter.changes:
     return result
   # Add the imports that the rewritten code reads and no scope provides.
-  missing = _unbound_names(metadata.MetadataWrapper(new_tree)) - (
+  missing = _unbound_names(metadata.MetadataWrapper(
+      new_tree, unsafe_skip_copy=True)) - (
       _unbound_names(wrapper))
   lines = []
   for name in sorted(missing):

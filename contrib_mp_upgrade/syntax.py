@@ -138,6 +138,11 @@ def code(node: cst.CSTNode) -> str:
   return " ".join(EMPTY_MODULE.code_for_node(node).split())
 
 
+def code_raw(node: cst.CSTNode) -> str:
+  """The source of `node` exactly as written."""
+  return EMPTY_MODULE.code_for_node(node)
+
+
 def statement_code(node: cst.SimpleStatementLine) -> str:
   """`code` of a statement line, without the comment lines above it."""
   return code(node.with_changes(leading_lines=()))

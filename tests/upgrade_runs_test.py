@@ -20,7 +20,9 @@ The tree is a TF 1.15 Session program of the kind found in real repositories:
   parser crashes on, which used to stop the whole `--tf_upgrade_v2` run;
 - it builds its graph at top level with `tf.placeholder`, so on TF 2 it
   needs `disable_eager_execution()`, which only the report can say;
-- it keeps a `tf.contrib.layers` initializer that `tf_upgrade_v2` converts.
+- it keeps a `tf.contrib.layers` initializer that `tf_upgrade_v2` converts;
+- a rewritten call's continuation line is aligned with its `(`, and stays
+  so.
 
 The command converts it in one run, the test applies exactly what the
 report says to do, and the program trains to numbers computed
@@ -56,7 +58,9 @@ Y = 3.0 * X + 1.0
 def fp16_optimizer(opt):
   raise NotImplementedError("fp16 training is not ready")
   manager = fmt.make_manager()
-  return tf.contrib.mixed_precision.LossScaleOptimizer(opt, manager), manager
+  optimizer = tf.contrib.mixed_precision.LossScaleOptimizer(opt,
+                                                            manager)
+  return optimizer, manager
 
 
 def unused_initializer():
@@ -174,10 +178,14 @@ class ConvertedTreeRunsTest(tf.test.TestCase):
                     "line 16", text)
       self.assertIn("`import tensorflow.compat.v1 as tf`", text)
 
+  def test_continuation_lines_stay_aligned_with_the_paren(self):
+    code = _read(os.path.join(self.outtree, "train.py"))
+    self.assertIn("  optimizer = contrib_mixed_precision.LossScaleOptimizer("
+                  "opt,\n" + " " * 57 + "manager)\n", code)
+
   def test_code_that_never_ran_is_rewritten_and_warned_about(self):
     code = _read(os.path.join(self.outtree, "train.py"))
-    self.assertIn("return contrib_mixed_precision.LossScaleOptimizer(opt, "
-                  "manager), manager", code)
+    self.assertIn("contrib_mixed_precision.LossScaleOptimizer(", code)
     warning = ("16: {}this code never ran on TensorFlow 1.15: `raise "
                "NotImplementedError(\"fp16 training is not ready\")` at "
                "line 14 stops it first.")
