@@ -118,7 +118,7 @@ def _dynamic_import(call: ast.Call, root_only: bool = False) -> Optional[str]:
 
 
 def _v1(path: str) -> str:
-  """`path` with `tensorflow.compat.v1` and `tensorflow_core` as `tensorflow`."""
+  """`path` with `tensorflow.compat.v1` or `tensorflow_core` as `tensorflow`."""
   for prefix in ("tensorflow.compat.v1", "tensorflow_core"):
     if path == prefix or path.startswith(prefix + "."):
       return "tensorflow" + path[len(prefix):]

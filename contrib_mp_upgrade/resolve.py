@@ -50,7 +50,8 @@ class Analysis:
     node = getattr(assignment, "node", None)  # Builtins have none.
     if isinstance(assignment, metadata.ImportAssignment):
       target = syntax.import_target(node, assignment.name)
-      if target is None or not syntax.under(syntax.normalize(target), syntax.TF):
+      if target is None or not syntax.under(syntax.normalize(target),
+                                            syntax.TF):
         return None
       return target if raw else syntax.normalize(target)
     if not isinstance(assignment, metadata.Assignment) or not isinstance(
@@ -162,7 +163,9 @@ class Analysis:
     if dynamic is not None:
       _, module, returns_module = dynamic
       result = module if returns_module else module.split(".")[0]
-      return norm(result) if syntax.under(syntax.normalize(result), syntax.TF) else None
+      if not syntax.under(syntax.normalize(result), syntax.TF):
+        return None
+      return norm(result)
     if isinstance(node, cst.Name):
       scope = self.scopes.get(node)
       if scope is None:

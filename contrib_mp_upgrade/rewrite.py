@@ -205,7 +205,8 @@ class _Rewriter(cst.CSTTransformer):
     args = list(updated_node.args)
     for i, arg in enumerate(original_node.args):
       if arg.value is literal:
-        args[i] = args[i].with_changes(value=syntax.new_literal(literal, module))
+        args[i] = args[i].with_changes(
+            value=syntax.new_literal(literal, module))
     result = updated_node.with_changes(args=args)
     self._note(original_node, self.a.line(original_node),
                syntax.code(original_node), syntax.code(result))
@@ -554,7 +555,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
     if isinstance(parent, cst.Attribute) and parent.value is node:
       # Name the symbol in the report: `tf.contrib.mixed_precision.X`.
       old_node, new = parent, new + "." + parent.attr.value
-    rewriter._note(node, analysis.line(node), syntax.code(old_node), new)  # pylint: disable=protected-access
+    rewriter._note(  # pylint: disable=protected-access
+        node, analysis.line(node), syntax.code(old_node), new)
   result = FileResult(new_source=source, mentions_api=mentions)
   other = collector.other + rewriter.other
   for module, line in sorted(other, key=lambda x: (x[0], x[1])):
@@ -590,7 +592,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   return result
 
 
-def _package_name_is_free(analysis: resolve.Analysis, node: cst.CSTNode) -> bool:
+def _package_name_is_free(analysis: resolve.Analysis,
+                          node: cst.CSTNode) -> bool:
   """Whether `contrib_mixed_precision` at `node` will mean this package.
 
   True when nothing binds the name where `node` is, or every binding is an
@@ -606,7 +609,8 @@ def _package_name_is_free(analysis: resolve.Analysis, node: cst.CSTNode) -> bool
     if not isinstance(assignment, metadata.ImportAssignment):
       return False
     target = syntax.import_target(assignment.node, syntax.PACKAGE)
-    if target is None or (target != syntax.PACKAGE and syntax.map_module(target) !=
+    if target is None or (target != syntax.PACKAGE and
+                          syntax.map_module(target) !=
                           syntax.PACKAGE):
       return False
     if (not isinstance(assignment.scope, metadata.GlobalScope) and
@@ -660,7 +664,8 @@ def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
     tree = cst.parse_module(source)
   except cst.ParserSyntaxError:
     return source, []
-  analysis = resolve.Analysis(metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
+  analysis = resolve.Analysis(
+      metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
   collector = uses.Collector(analysis)
   analysis.module.visit(collector)
   if not collector.bare_layers:

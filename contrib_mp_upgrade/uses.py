@@ -104,7 +104,8 @@ class Collector(cst.CSTVisitor):
         "TensorFlow, this fails on TensorFlow 2: use "
         "`contrib_mixed_precision` here, or call "
         "`contrib_mixed_precision.install_alias()` before it runs.").format(
-            syntax.short(syntax.code(node)), syntax.short(syntax.code(contrib)))))
+            syntax.short(syntax.code(node)),
+            syntax.short(syntax.code(contrib)))))
 
   def _check_string(self, node: cst.CSTNode) -> None:
     value = syntax.string_value(node)
@@ -116,7 +117,8 @@ class Collector(cst.CSTVisitor):
         "on TensorFlow 2; code that imports it by name fails there. This "
         "command rewrites only `importlib.import_module` and `__import__` "
         "calls it can read, so this is left unchanged: use `{}` instead."
-        ).format(syntax.short(syntax.code(node)), value, syntax.map_module(value))))
+        ).format(syntax.short(syntax.code(node)), value,
+                 syntax.map_module(value))))
 
   def visit_SimpleString(self, node: cst.SimpleString) -> None:
     self._check_string(node)

@@ -36,6 +36,8 @@ import tempfile
 from absl.testing import absltest
 
 import contrib_mp_upgrade
+from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import tree
 
 _FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "testdata", "upgrade_fixture")
@@ -284,7 +286,6 @@ class WorkSplitTest(absltest.TestCase):
   """Large trees: libcst only where a target can be, on every core."""
 
   def test_files_without_a_target_never_reach_libcst(self):
-    from contrib_mp_upgrade import rewrite  # pylint: disable=g-import-not-at-top
     parsed = []
     real = rewrite.cst.parse_module
 
@@ -303,7 +304,6 @@ class WorkSplitTest(absltest.TestCase):
     self.assertEqual(parsed, [_USES_API])
 
   def test_worker_processes_give_the_serial_result(self):
-    from contrib_mp_upgrade import tree  # pylint: disable=g-import-not-at-top
     sources = [_USES_API + b"x%d = 1\n" % i for i in range(3)] + [
         _OTHER_CONTRIB]
 
