@@ -347,7 +347,7 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     self.tree = os.path.join(self.tmp, "tree")
     shutil.copytree(FIXTURE, self.tree)
     self.cwd = os.getcwd()
-    os.chdir(self.tmp)  # Where the default report.txt would land.
+    os.chdir(self.tmp)  # Where the default report would land.
     self.addCleanup(os.chdir, self.cwd)
 
   def test_dry_run_prints_a_diff_and_writes_nothing(self):
@@ -355,7 +355,8 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
     status, out, err = _main("--intree", self.tree, "--dry_run")
     self.assertEqual(status, 0, err)
     self.assertEqual(util.tree_files(self.tmp), before)
-    self.assertFalse(os.path.exists(os.path.join(self.tmp, "report.txt")))
+    self.assertFalse(os.path.exists(
+        os.path.join(self.tmp, "contrib_mp_upgrade_report.txt")))
     self.assertIn("--- a/train_attr.py\n+++ b/train_attr.py\n", out)
     self.assertIn("+import contrib_mixed_precision\n", out)
     self.assertIn("-from tensorflow.contrib import mixed_precision\n", out)
@@ -386,7 +387,8 @@ class UpgradeModesTest(tf.test.TestCase, parameterized.TestCase):
       # Not even rewritten with the same bytes.
       self.assertEqual(os.stat(os.path.join(self.tree, path)).st_mtime_ns,
                        mtimes[path], path)
-    self.assertTrue(os.path.isfile(os.path.join(self.tmp, "report.txt")))
+    self.assertTrue(os.path.isfile(
+        os.path.join(self.tmp, "contrib_mp_upgrade_report.txt")))
     # No temporary file is left beside the rewritten ones.
     leftovers = [p for p in util.tree_files(self.tree)
                  if "contrib-mp-upgrade" in p]
