@@ -69,6 +69,11 @@ EXTRAS_REQUIRE = {
     # which ships as tf-keras, versioned with TensorFlow (tf-keras 2.N needs
     # TensorFlow 2.N), plus TF_USE_LEGACY_KERAS=1; see docs/migration.md.
     "legacy-keras": ["tf-keras" + _TF_RANGE],
+    # `tf.contrib.layers`, `tf.contrib.framework` (`arg_scope`) and
+    # `tf.contrib.slim` live on unchanged in tf-slim, the maintained drop-in
+    # the upgrade report points to. Its layers build on
+    # `tf.compat.v1.layers`, so on TF 2.16+ it needs `[legacy-keras]` too.
+    "slim": ["tf-slim>=1.1.0"],
 }
 
 setup(

@@ -42,6 +42,18 @@ It rewrites every way TF 1.15 code reached the API, in every scope:
 * the module paths `...mixed_precision.python.loss_scale_manager` and
   `.loss_scale_optimizer`.
 
+The modules, in the order a run uses them:
+
+* `cli`: the command's flags, their checks, and one run (`run`, `main`);
+* `tree`: reads the input into a plan, and writes the plan all or nothing;
+* `rewrite`: upgrades one source (`upgrade_source`) and applies the edits;
+* `syntax`: TF 1.15 module paths and the libcst node helpers;
+* `resolve`: name resolution, which TF path an expression is, per scope;
+* `uses`: use classification, what to rewrite and what to report;
+* `guards`: why a rewrite may not run on TF 2 (version checks, fallbacks);
+* `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan;
+* `report`: the report text.
+
 Files that do not use the API are copied byte for byte. The report says what
 changed in each file, which other `tf.contrib` modules it still uses, which
 rewrites sit under version checks or import fallbacks, and what is left to

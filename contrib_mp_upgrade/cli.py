@@ -30,13 +30,16 @@ import dataclasses
 import difflib
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
+from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import report as report_lib
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 from contrib_mp_upgrade import tree
 
 PROG = report_lib.PROG
+DEFAULT_REPORT = "contrib_mp_upgrade_report.txt"
 UpgradeError = tree.UpgradeError
 
 
@@ -132,11 +135,40 @@ def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
           "one.".format(outtree))
 
 
+def _find_blockers(plan: tree.Plan,
+                   tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> None:
+  """Reads what still stops each final output on TF 2.
+
+  Where `tf_upgrade_v2` changed a file, the other `tf.contrib` modules it
+  converted are no longer reported as left to do. Where some entry script
+  of the tree already turns graph mode on, library modules' Session code is
+  taken to run under it.
+  """
+  python = [e for e in plan.python() if e.result.error is None]
+  graph_mode = any(blockers.switches_graph_mode(e.output) for e in python)
+  for entry in python:
+    entry.blockers = blockers.find(entry.output)
+    if graph_mode and not blockers.is_script(entry.output):
+      entry.blockers = [b for b in entry.blockers
+                        if b.what != blockers.SESSION]
+    if tf_summary is not None and entry.name in tf_summary.advice:
+      entry.blockers.insert(0, blockers.Blocker(
+          "the rest of the TF1 API (tf_upgrade_v2 could not convert the "
+          "file)", (1,), tf_summary.advice[entry.name]))
+    if entry.tf_upgrade_v2_changed:
+      left = set(blockers.contrib_modules(entry.blockers))
+      entry.result.other_contrib = {
+          module: lines for module, lines in
+          entry.result.other_contrib.items() if module in left}
+
+
 def run(infile: Optional[str] = None, outfile: Optional[str] = None,
         intree: Optional[str] = None, outtree: Optional[str] = None,
         inplace: bool = False, copy_other_files: bool = True,
         dry_run: bool = False, tf_upgrade_v2: bool = False,
-        reportfile: Optional[str] = "report.txt") -> Outcome:
+        reportfile: Optional[str] = DEFAULT_REPORT,
+        progress: Optional[Callable[[int, int], None]] = None,
+        jobs: Optional[int] = None) -> Outcome:
   """Upgrades a file or a tree and writes the report; the library form.
 
   Everything is read and decided first; then the output and the report are
@@ -153,6 +185,9 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     tf_upgrade_v2: Also run TensorFlow's `tf_upgrade_v2` console script
       over the result, and fold its summary into the report.
     reportfile: Where to write the report; None for nowhere.
+    progress: Called with `(files done, files in all)` while a tree is
+      converted, if given.
+    jobs: Worker processes for a tree; None for one per core.
 
   Returns:
     An `Outcome`.
@@ -178,12 +213,13 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     source = infile
     destination = "in place" if inplace else (outfile or "nothing (dry run)")
   else:
-    plan = tree.scan_tree(intree, copy_other_files)
+    plan = tree.scan_tree(intree, copy_other_files, progress, jobs)
     source = intree
     destination = "in place" if inplace else (outtree or "nothing (dry run)")
   tf_summary = None
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
+  _find_blockers(plan, tf_summary)
   text = report_lib.render(plan, source, destination, tf_summary)
   diffs = [_diff(e.name, e.source, e.output)
            for e in plan.python() if e.changed]
@@ -233,6 +269,26 @@ def _bool(value: str) -> bool:
       "expected true or false, received {!r}".format(value))
 
 
+def _show_progress(done: int, total: int) -> None:
+  """A count on stderr (a terminal), updated in place."""
+  if done == total or done % 25 == 0:
+    sys.stderr.write("\r{}: {}/{} Python files{}".format(
+        PROG, done, total, "\n" if done == total else ""))
+    sys.stderr.flush()
+
+
+def _jobs(value: str) -> int:
+  try:
+    jobs = int(value)
+  except ValueError:
+    jobs = 0
+  if jobs < 1:
+    raise argparse.ArgumentTypeError(
+        "expected a whole number of processes, 1 or more; received "
+        "{!r}".format(value))
+  return jobs
+
+
 def parser() -> argparse.ArgumentParser:
   """The command's argument parser."""
   result = argparse.ArgumentParser(
@@ -261,7 +317,9 @@ def parser() -> argparse.ArgumentParser:
       "it appears only when the whole tree is written)")
   result.add_argument("--inplace", action="store_true",
                       help="rewrite the input file or tree in place")
-  result.add_argument("--reportfile", default="report.txt",
+  # Not tf_upgrade_v2's default (report.txt), which a later run of it in
+  # the same directory would overwrite.
+  result.add_argument("--reportfile", default=DEFAULT_REPORT,
                       help="where to write the report (default: %(default)s)")
   result.add_argument(
       "--copyotherfiles", type=_bool, default=True, metavar="BOOL",
@@ -275,7 +333,24 @@ def parser() -> argparse.ArgumentParser:
   result.add_argument(
       "--dry_run", "--dry-run", dest="dry_run", action="store_true",
       help="print a diff and the report; write nothing")
+  result.add_argument(
+      "--jobs", type=_jobs, default=None, metavar="N",
+      help="worker processes for large trees (default: one per core)")
   return result
+
+
+def _echo_to_stderr(outcome: Outcome) -> None:
+  """Prints what a user must not miss, even without reading the report."""
+  for entry in outcome.plan.python():
+    for line, message in entry.result.warnings:
+      if message.startswith(guards.NEVER_RAN):
+        print("{}: warning: {}:{}: {}".format(PROG, entry.name, line,
+                                              message), file=sys.stderr)
+  if outcome.tf_summary is not None:
+    for name, why in outcome.tf_summary.failed:
+      print("{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
+          PROG, name, why, outcome.tf_summary.advice.get(name, "")),
+            file=sys.stderr)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -289,16 +364,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     (and nothing was written).
   """
   args = parser().parse_args(argv)
+  progress = _show_progress if sys.stderr.isatty() else None
   try:
     outcome = run(infile=args.infile, outfile=args.outfile,
                   intree=args.intree, outtree=args.outtree,
                   inplace=args.inplace, copy_other_files=args.copyotherfiles,
                   dry_run=args.dry_run, tf_upgrade_v2=args.tf_upgrade_v2,
-                  reportfile=None if args.dry_run else args.reportfile)
+                  reportfile=None if args.dry_run else args.reportfile,
+                  progress=progress, jobs=args.jobs)
   except (UpgradeError, OSError) as e:
     print("{}: error: {}".format(PROG, e), file=sys.stderr)
     return 1
   n_changed = len(outcome.changed)
+  _echo_to_stderr(outcome)
   if args.dry_run:
     sys.stdout.write("".join(outcome.diffs))
     sys.stdout.write(outcome.report)

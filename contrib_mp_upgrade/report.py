@@ -93,6 +93,7 @@ def render(plan: tree.Plan, source: str, destination: str,
          "Input: {}".format(source), "Output: {}".format(destination),
          "Line numbers are input-file lines unless labelled \"output "
          "line\".", ""]
+  out.extend(_before_you_run(python, tf_summary is not None))
 
   if changed:
     out.append("Converted (tf.contrib.mixed_precision -> {}): {}".format(
@@ -173,6 +174,12 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
                _contrib_summary(result.other_contrib))
   if result.legacy_layers:
     out.append("  uses " + _layers_note(result, bool(tf_summary)))
+  if entry.blockers:
+    out.append("  still stops it on TensorFlow 2 (output lines):")
+    for blocker in entry.blockers:
+      out.append("    - {} ({}): {}".format(blocker.what,
+                                            _lines(blocker.lines),
+                                            blocker.fix))
   if tf_changed:
     out.append("  tf_upgrade_v2 also changed this file")
   renamed = tf_summary.layers_renamed.get(entry.name) if tf_summary else None
@@ -185,12 +192,45 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
   return out
 
 
+def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
+  """The summary at the top: how many files run as they are, and why not."""
+  readable = [e for e in python if not e.result.error]
+  ranked: Dict[str, List[tree.Entry]] = {}
+  fixes: Dict[str, str] = {}
+  uses: Dict[str, int] = {}
+  for entry in readable:
+    for blocker in entry.blockers:
+      ranked.setdefault(blocker.what, []).append(entry)
+      uses[blocker.what] = uses.get(blocker.what, 0) + len(blocker.lines)
+      fixes.setdefault(blocker.what, blocker.fix)
+  clear = sum(1 for e in readable if not e.blockers)
+  out = ["Before you run it", "-" * 79,
+         "{} of {} will run on TensorFlow 2 as far as this command can "
+         "tell{}.".format(clear, _plural(len(python), "Python file"),
+                          "" if tf_ran else
+                          ", once tf_upgrade_v2 has converted the rest of "
+                          "the TF1 API (--tf_upgrade_v2)")]
+  if ranked:
+    out.append("What still stops the others, most files first (each "
+               "converted file's block below repeats its own):")
+    for what, entries in sorted(ranked.items(),
+                                key=lambda x: (-len(x[1]), x[0])):
+      out.append("  - {}: {}, {} (first: {}). Fix: {}.".format(
+          what, _plural(len(entries), "file"), _plural(uses[what], "use"),
+          ", ".join(e.name for e in entries[:3]), fixes[what]))
+  out.append("")
+  return out
+
+
 def _tf_section(summary, tf_issues, shown) -> List[str]:
   out = ["tf_upgrade_v2 ({})".format(summary.command), "-" * 79,
          "It converted {} and changed {}; {} in its report.".format(
              _plural(summary.processed, "file"),
              _plural(len(summary.changed), "file"),
-             _plural(len(summary.issues), "issue"))]
+             _plural(_count_issues(summary), "issue"))]
+  for name, why in summary.failed:
+    out.append("  {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
+        name, why, summary.advice.get(name, "")))
   only = [name for name in summary.changed if name not in shown]
   if only:
     out.append("  changed by tf_upgrade_v2 only: {}{}".format(
@@ -219,6 +259,11 @@ def _tf_section(summary, tf_issues, shown) -> List[str]:
     out.append("  {}: not given to tf_upgrade_v2: {}".format(name, why))
   out.append("")
   return out
+
+
+def _count_issues(summary) -> int:
+  """tf_upgrade_v2's ERROR and WARNING lines; its INFO lines are notes."""
+  return sum(1 for issue in summary.issues if issue[2] != "INFO")
 
 
 def _total(plan, changed, failed, tf_summary) -> List[str]:
@@ -259,9 +304,13 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if tf_summary is None:
     todo.append("run TensorFlow's tf_upgrade_v2 over the output (or pass "
                 "--tf_upgrade_v2) for the rest of the TF1 API.")
-  elif tf_summary.issues:
+  elif _count_issues(tf_summary):
     todo.append("resolve tf_upgrade_v2's {} above.".format(
-        _plural(len(tf_summary.issues), "issue")))
+        _plural(_count_issues(tf_summary), "issue")))
+  if tf_summary is not None and tf_summary.failed:
+    todo.append("finish the {} tf_upgrade_v2 could not convert (listed "
+                "above, with what to do).".format(
+                    _plural(len(tf_summary.failed), "file")))
   if layer_files:
     todo.append("{} tf.layers: {}.".format(
         _plural(layer_files, "file") + (" uses" if layer_files == 1 else

@@ -46,51 +46,18 @@ except ImportError as e:
       "'contrib_mixed_precision[upgrade]'` (or `pip install libcst`).".format(
           e)) from e
 
-PACKAGE = "contrib_mixed_precision"
-_TF = "tensorflow"
-_CONTRIB = "tensorflow.contrib"
-_MP = "tensorflow.contrib.mixed_precision"
-_LAYERS = "tensorflow.layers"
+from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import guards
+from contrib_mp_upgrade import resolve
+from contrib_mp_upgrade import syntax
+from contrib_mp_upgrade import uses
 
-# TF 1.15 module paths, most specific first, and where they live here. The
-# TF 1.15 `python` package held the two modules this package has at its top.
-_MODULE_MAP = (
-    (_MP + ".python.loss_scale_manager", PACKAGE + ".loss_scale_manager"),
-    (_MP + ".python.loss_scale_optimizer", PACKAGE + ".loss_scale_optimizer"),
-    (_MP + ".python", PACKAGE),
-    (_MP, PACKAGE),
-)
+# The public names other modules and tests read from here.
+PACKAGE = syntax.PACKAGE
+STAR_EXPORTS = syntax.STAR_EXPORTS
+normalize = syntax.normalize
+map_module = syntax.map_module
 
-# What `from <module> import *` brought in on TF 1.15. The package
-# __init__ kept exactly four names (`remove_undocumented`); this package
-# exports more, and a star import must not start binding those.
-STAR_EXPORTS = {
-    _MP: ("ExponentialUpdateLossScaleManager", "FixedLossScaleManager",
-          "LossScaleManager", "LossScaleOptimizer"),
-    _MP + ".python": ("loss_scale_manager", "loss_scale_optimizer"),
-    _MP + ".python.loss_scale_manager": (
-        "ExponentialUpdateLossScaleManager", "FixedLossScaleManager",
-        "LossScaleManager"),
-    _MP + ".python.loss_scale_optimizer": ("LossScaleOptimizer",),
-}
-
-# A string that names the API's module, as a dynamic import would take it.
-_MODULE_NAME = re.compile(
-    r"tensorflow(?:_core)?(?:\.compat\.v1)?\.contrib\.mixed_precision"
-    r"(?:\.\w+)*")
-
-# A test that decides by TensorFlow version (or by whether contrib exists).
-_VERSION_TEST = re.compile(
-    r"__version__|\bversion\b|LooseVersion|StrictVersion|parse_version|"
-    r"(?<![A-Za-z0-9])(?:is_)?tf_?[12](?![0-9])|\bcontrib\b",
-    re.IGNORECASE)
-# A call that raises on TF 2, such as tensor2tensor's `err_if_tf2()`.
-_TF2_GUARD_CALL = re.compile(
-    r"(?:err|raise|fail|error|check|assert|require|guard)\w*tf_?2|"
-    r"tf_?2\w*(?:err|raise|fail|error|check|guard)|require\w*tf_?1",
-    re.IGNORECASE)
-_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "AttributeError",
-                  "Exception", "BaseException")
 # Lines that only Python 2 writes: the likely reason a file does not parse.
 _PY2_HINT = re.compile(
     rb"^[ \t]*(?:print[ \t]+[^\s(=]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,)"
@@ -152,709 +119,20 @@ class FileResult:
     return bool(self.changes or self.added)
 
 
-def normalize(path: str) -> str:
-  """Maps TF 1.15's `tensorflow_core` and `compat.v1`/`.v2` to `tensorflow`.
-
-  TF 1.15 installed its code as `tensorflow_core` (with `tensorflow` a thin
-  forwarding package), so its real module paths start there.
-
-  Args:
-    path: A dotted module or attribute path.
-
-  Returns:
-    The same path rooted at `tensorflow`, compat prefixes removed.
-  """
-  if path == "tensorflow_core" or path.startswith("tensorflow_core."):
-    path = _TF + path[len("tensorflow_core"):]
-  while True:
-    for compat in ("tensorflow.compat.v1", "tensorflow.compat.v2"):
-      if path == compat:
-        return _TF
-      if path.startswith(compat + "."):
-        path = _TF + path[len(compat):]
-        break
-    else:
-      return path
-
-
-def _under(path: Optional[str], prefix: str) -> bool:
-  return path is not None and (path == prefix or
-                               path.startswith(prefix + "."))
-
-
-def map_module(path: str) -> Optional[str]:
-  """This package's dotted path for a TF 1.15 dotted `path`, or None."""
-  path = normalize(path)
-  for old, new in _MODULE_MAP:
-    if _under(path, old):
-      return new + path[len(old):]
-  return None
-
-
-def _other_contrib(path: Optional[str]) -> Optional[str]:
-  """`name` of `tensorflow.contrib.<name>[...]` for another module."""
-  if not _under(path, _CONTRIB):
-    return None
-  parts = path.split(".")
-  if len(parts) >= 3 and parts[2] != "mixed_precision":
-    return parts[2]
-  return None
-
-
-def _dotted(node: cst.CSTNode) -> Optional[str]:
-  """`a.b.c` for a chain of `Name`/`Attribute` nodes, else None."""
-  if isinstance(node, cst.Name):
-    return node.value
-  if isinstance(node, cst.Attribute):
-    base = _dotted(node.value)
-    if base is not None:
-      return base + "." + node.attr.value
-  return None
-
-
-def _dotted_node(path: str) -> cst.BaseExpression:
-  return cst.parse_expression(path)
-
-
-_EMPTY_MODULE = cst.Module(body=[])
-
-
-def _code(node: cst.CSTNode) -> str:
-  """The source of `node`, on one line for the report."""
-  return " ".join(_EMPTY_MODULE.code_for_node(node).split())
-
-
-def _statement_code(node: cst.SimpleStatementLine) -> str:
-  """`_code` of a statement line, without the comment lines above it."""
-  return _code(node.with_changes(leading_lines=()))
-
-
-def _binding_name(alias: cst.ImportAlias) -> str:
-  """The name an `import` or `from` alias binds in its scope."""
-  if alias.asname is not None:
-    return alias.asname.name.value
-  return _dotted(alias.name).split(".")[0]
-
-
-def _getattr_literal(node: cst.CSTNode) -> Optional[Tuple[cst.CSTNode,
-                                                          str]]:
-  """`(obj, "name")` for `getattr(obj, "name"[, default])`, else None."""
-  if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and
-          node.func.value == "getattr" and len(node.args) in (2, 3)):
-    return None
-  if any(a.star or a.keyword for a in node.args):
-    return None
-  literal = node.args[1].value
-  value = (_string_value(literal)
-           if isinstance(literal, cst.SimpleString) else None)
-  if value is None or not value.isidentifier():
-    return None
-  return node.args[0].value, value
-
-
-def _attribute_name(node: cst.CSTNode) -> Optional[str]:
-  """`b` of `a.b` or of `getattr(a, "b")`, else None."""
-  if isinstance(node, cst.Attribute):
-    return node.attr.value
-  literal = _getattr_literal(node)
-  return None if literal is None else literal[1]
-
-
-def _string_value(node: cst.CSTNode) -> Optional[str]:
-  """The value of a plain (or implicitly concatenated) str literal."""
-  if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-    return None
-  value = node.evaluated_value
-  return value if isinstance(value, str) else None
-
-
-def _call_argument(call: cst.Call, position: int,
-                   keyword: str) -> Tuple[bool, Optional[cst.Arg]]:
-  """`(understood, arg)`: the argument at `position` or named `keyword`.
-
-  Not understood when `*args` or `**kwargs` could hide it.
-  """
-  for i, arg in enumerate(call.args):
-    if arg.star:
-      return False, None
-    if arg.keyword is None and i == position:
-      return True, arg
-    if arg.keyword is not None and arg.keyword.value == keyword:
-      return True, arg
-  return True, None
-
-
-def _new_literal(old: cst.BaseExpression, value: str) -> cst.SimpleString:
-  """A string literal holding `value`, quoted as `old` (its first part) was."""
-  while isinstance(old, cst.ConcatenatedString):
-    old = old.left
-  return cst.SimpleString(old.prefix + old.quote + value + old.quote)
-
-
-def _import_target(node: cst.CSTNode, name: str) -> Optional[str]:
-  """The dotted path the `import`/`from` statement `node` binds to `name`."""
-  if isinstance(node, cst.Import):
-    for alias in node.names:
-      if _binding_name(alias) != name:
-        continue
-      full = _dotted(alias.name)
-      return full if alias.asname is not None else full.split(".")[0]
-  elif isinstance(node, cst.ImportFrom):
-    if node.relative or node.module is None or isinstance(
-        node.names, cst.ImportStar):
-      return None
-    for alias in node.names:
-      if _binding_name(alias) == name:
-        return _dotted(node.module) + "." + _dotted(alias.name)
-  return None
-
-
-class _Analysis:
-  """Resolves names and expressions to TensorFlow paths, scope by scope."""
-
-  def __init__(self, wrapper: metadata.MetadataWrapper):
-    self.module = wrapper.module
-    # One batched pass over the tree computes all three.
-    resolved = wrapper.resolve_many([metadata.ScopeProvider,
-                                     metadata.ParentNodeProvider,
-                                     metadata.PositionProvider])
-    self.scopes = resolved[metadata.ScopeProvider]
-    self.parents = resolved[metadata.ParentNodeProvider]
-    self.positions = resolved[metadata.PositionProvider]
-    self._paths: Dict[Tuple[cst.CSTNode, bool], Optional[str]] = {}
-    self._active: Set[Tuple[cst.CSTNode, bool]] = set()
-
-  def line(self, node: cst.CSTNode) -> int:
-    return self.positions[node].start.line
-
-  def assignment_path(self, assignment, raw: bool = False) -> Optional[str]:
-    """The TF path an assignment binds (normalized unless `raw`), or None."""
-    node = getattr(assignment, "node", None)  # Builtins have none.
-    if isinstance(assignment, metadata.ImportAssignment):
-      target = _import_target(node, assignment.name)
-      if target is None or not _under(normalize(target), _TF):
-        return None
-      return target if raw else normalize(target)
-    if not isinstance(assignment, metadata.Assignment) or not isinstance(
-        node, cst.Name):
-      return None
-    value = self.assigned_value(node)
-    return None if value is None else self.path(value, raw)
-
-  def assigned_value(self, target: cst.Name) -> Optional[cst.CSTNode]:
-    """The value of `target = value` (one target), else None."""
-    parent = self.parents.get(target)
-    if isinstance(parent, cst.AssignTarget):
-      statement = self.parents.get(parent)
-      if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-        return statement.value
-    elif isinstance(parent, cst.AnnAssign) and parent.target is target:
-      return parent.value
-    return None
-
-  def path(self, node: cst.CSTNode, raw: bool = False) -> Optional[str]:
-    """The TF dotted path `node` evaluates to, or None.
-
-    Args:
-      node: An expression.
-      raw: Keep the path as written (`tensorflow.compat.v1.layers`) instead
-        of normalizing it (`tensorflow.layers`).
-
-    Returns:
-      The path, or None when `node` is not (known to be) TensorFlow.
-    """
-    key = (node, raw)
-    if key in self._paths:
-      return self._paths[key]
-    if key in self._active:
-      return None  # `tf = tf.compat.v1` refers to itself.
-    self._active.add(key)
-    try:
-      result = self._compute_path(node, raw)
-    finally:
-      self._active.discard(key)
-    self._paths[key] = result
-    return result
-
-  def imported_path(self, node: cst.CSTNode) -> Optional[str]:
-    """What a name or attribute chain is, when it comes only from imports.
-
-    `importlib.import_module` after `import importlib`, `load` after `from
-    importlib import import_module as load`, `builtins.__import__` for the
-    unshadowed builtin; None for anything a statement other than an import
-    could have bound.
-    """
-    if isinstance(node, cst.Attribute):
-      base = self.imported_path(node.value)
-      return None if base is None else base + "." + node.attr.value
-    scope = self.scopes.get(node) if isinstance(node, cst.Name) else None
-    if scope is None:
-      return None
-    targets = set()
-    for assignment in scope[node.value]:
-      if isinstance(assignment, metadata.BuiltinAssignment):
-        targets.add("builtins." + assignment.name)
-      elif isinstance(assignment, metadata.ImportAssignment):
-        targets.add(_import_target(assignment.node, assignment.name))
-      else:
-        return None
-    return targets.pop() if len(targets) == 1 else None
-
-  def dynamic_import(self, node: cst.CSTNode) -> Optional[
-      Tuple[cst.BaseExpression, str, bool]]:
-    """`(literal, module, returns module)` for a dynamic import of a literal.
-
-    `importlib.import_module("a.b")` returns module `a.b`; `__import__("a.b")`
-    returns `a` unless it is given a non-empty `fromlist`. None when `node`
-    is not such a call, or its module name or result cannot be known.
-    """
-    if not isinstance(node, cst.Call):
-      return None
-    function = self.imported_path(node.func)
-    if function not in ("importlib.import_module", "builtins.__import__"):
-      return None
-    known, name = _call_argument(node, 0, "name")
-    module = None if name is None else _string_value(name.value)
-    if not known or module is None or not all(
-        part.isidentifier() for part in module.split(".")):
-      return None
-    if function == "importlib.import_module":
-      # `package` matters only for relative names, which are not literals
-      # of TF paths.
-      return name.value, module, True
-    known, level = _call_argument(node, 4, "level")
-    if not known or (level is not None and not (
-        isinstance(level.value, cst.Integer) and level.value.value == "0")):
-      return None
-    known, fromlist = _call_argument(node, 3, "fromlist")
-    if not known:
-      return None
-    if fromlist is None:
-      return name.value, module, False
-    value = fromlist.value
-    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-      return name.value, module, bool(value.elements)
-    if isinstance(value, cst.Name) and value.value == "None":
-      return name.value, module, False
-    return None  # A fromlist this command cannot see into.
-
-  def _compute_path(self, node: cst.CSTNode, raw: bool) -> Optional[str]:
-    norm = (lambda p: p) if raw else normalize
-    dynamic = self.dynamic_import(node)
-    if dynamic is not None:
-      _, module, returns_module = dynamic
-      result = module if returns_module else module.split(".")[0]
-      return norm(result) if _under(normalize(result), _TF) else None
-    if isinstance(node, cst.Name):
-      scope = self.scopes.get(node)
-      if scope is None:
-        return None
-      assignments = scope[node.value]
-      if not assignments:
-        # `tf` bound by no statement of the file (a star import, an injected
-        # global): in `tf.contrib.mixed_precision` it can only be TF.
-        return _TF if node.value == "tf" else None
-      paths = {self.assignment_path(a, raw) for a in assignments}
-      paths.discard(None)
-      # A fallback such as `except ImportError: contrib = None` is not a
-      # second meaning of the name.
-      return paths.pop() if len(paths) == 1 else None
-    if isinstance(node, cst.Attribute):
-      base = self.path(node.value, raw)
-      return None if base is None else norm(base + "." + node.attr.value)
-    literal = _getattr_literal(node)
-    if literal is not None:
-      base = self.path(literal[0], raw)
-      return None if base is None else norm(base + "." + literal[1])
-    return None
-
-  def base_of(self, node: cst.CSTNode) -> Optional[cst.CSTNode]:
-    """The object an attribute or a literal `getattr` is taken from."""
-    if isinstance(node, cst.Attribute):
-      return node.value
-    literal = _getattr_literal(node)
-    return None if literal is None else literal[0]
-
-  def ancestors(self, node: cst.CSTNode):
-    node = self.parents.get(node)
-    while node is not None:
-      yield node
-      node = self.parents.get(node)
-
-
-class _Collector(cst.CSTVisitor):
-  """Finds the expressions to rewrite and the other uses to report."""
-
-  def __init__(self, analysis: _Analysis):
-    super().__init__()
-    self.a = analysis
-    # Expressions that reach the API from outside it, and are replaced by a
-    # name bound to this package.
-    self.replace: List[cst.CSTNode] = []
-    self.other: List[Tuple[str, int]] = []
-    self.layers: List[int] = []
-    self.bare_layers: List[cst.Attribute] = []
-    # Dynamic imports of the API: {call: (module literal, new module)}.
-    self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
-    # `(line, why)` for API-looking code that could not be resolved.
-    self.unresolved: List[Tuple[int, str]] = []
-
-  def visit_Import(self, node: cst.Import) -> bool:
-    return False
-
-  def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-    return False
-
-  def _visit_expression(self, node: cst.CSTNode) -> None:
-    base_node = self.a.base_of(node)
-    if base_node is None:
-      return
-    path = self.a.path(node)
-    if path is None:
-      self._check_unresolved(node, base_node)
-      return
-    base = self.a.path(base_node)
-    if path in (_MP, _MP + ".python"):
-      # `...mixed_precision.python` folds into the package too.
-      if not _under(base, _MP) or path == _MP + ".python":
-        self.replace.append(node)
-    elif base == _CONTRIB and _other_contrib(path):
-      self.other.append((_other_contrib(path), self.a.line(node)))
-    elif path == _LAYERS and base == _TF:
-      self.layers.append(self.a.line(node))
-      if (isinstance(node, cst.Attribute) and
-          normalize(self.a.path(base_node, raw=True) or "") == (
-              self.a.path(base_node, raw=True))):
-        # Written as `tf.layers`, not through `compat.v1`.
-        self.bare_layers.append(node)
-
-  def _check_unresolved(self, node: cst.CSTNode,
-                        base_node: cst.CSTNode) -> None:
-    """Warns about `<x>.contrib.mixed_precision` where `x` is unknowable.
-
-    A parameter, an attribute (`self.tf`) or a name that some other code
-    returned may well be TensorFlow; a name that only imports bind
-    (`import numpy as tf`) is known not to be.
-    """
-    if (_attribute_name(node) != "mixed_precision" or
-        _attribute_name(base_node) != "contrib"):
-      return
-    contrib = self.a.base_of(base_node)
-    root = contrib
-    while self.a.base_of(root) is not None:
-      root = self.a.base_of(root)
-    if isinstance(root, cst.Name):
-      scope = self.a.scopes.get(root)
-      assignments = scope[root.value] if scope is not None else ()
-      if assignments and all(
-          isinstance(a, (metadata.ImportAssignment,
-                         metadata.BuiltinAssignment)) for a in assignments):
-        return  # Only imports bind it, and none of them is TensorFlow.
-    self.unresolved.append((self.a.line(node), (
-        "`{}` looks like TF 1.15's `tf.contrib.mixed_precision`, but this "
-        "command cannot tell what `{}` is here (a parameter, an attribute, "
-        "or a name bound by other code), so it is left unchanged. If it is "
-        "TensorFlow, this fails on TensorFlow 2: use "
-        "`contrib_mixed_precision` here, or call "
-        "`contrib_mixed_precision.install_alias()` before it runs.").format(
-            _short(_code(node)), _short(_code(contrib)))))
-
-  def _check_string(self, node: cst.CSTNode) -> None:
-    value = _string_value(node)
-    if value is None or not _MODULE_NAME.fullmatch(value) or any(
-        node is literal for literal, _ in self.literals.values()):
-      return  # Not a module name, or one `visit_Call` rewrites.
-    self.unresolved.append((self.a.line(node), (
-        "the string `{}` names TF 1.15's module `{}`, which does not exist "
-        "on TensorFlow 2; code that imports it by name fails there. This "
-        "command rewrites only `importlib.import_module` and `__import__` "
-        "calls it can read, so this is left unchanged: use `{}` instead."
-        ).format(_short(_code(node)), value, map_module(value))))
-
-  def visit_SimpleString(self, node: cst.SimpleString) -> None:
-    self._check_string(node)
-
-  def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
-    self._check_string(node)
-    return False
-
-  def visit_Attribute(self, node: cst.Attribute) -> None:
-    self._visit_expression(node)
-
-  def visit_Call(self, node: cst.Call) -> None:
-    dynamic = self.a.dynamic_import(node)
-    if dynamic is not None:
-      literal, module, returns_module = dynamic
-      module = normalize(module)
-      if _under(module, _MP):
-        # On TF 2 the import itself would fail: load this package instead,
-        # or, where the call returns the root package, TensorFlow itself.
-        self.literals[node] = (literal, map_module(module)
-                               if returns_module else _TF)
-      elif _other_contrib(module):
-        self.other.append((_other_contrib(module), self.a.line(node)))
-    self._visit_expression(node)
-
-
-def _inside(node: cst.CSTNode, nodes: Set[cst.CSTNode],
-            analysis: _Analysis) -> bool:
-  return any(p in nodes for p in analysis.ancestors(node))
-
-
-def _outermost(nodes: Sequence[cst.CSTNode],
-               analysis: _Analysis) -> List[cst.CSTNode]:
-  chosen = set(nodes)
-  return [n for n in nodes if not _inside(n, chosen, analysis)]
-
-
-def _classify_contrib_uses(analysis: _Analysis, names) -> Tuple[
-    List[int], List[Tuple[str, int]]]:
-  """Splits uses of a `tf.contrib` object into mixed_precision and others.
-
-  Args:
-    analysis: The file's `_Analysis`.
-    names: The `Name` nodes that read the object (`contrib`, `tfc`, ...).
-
-  Returns:
-    `(mixed_precision lines, [(module, line)] of every other use)`; the
-    module is "" where the object itself is used (passed to a function).
-  """
-  mp, other = [], []
-  for name in names:
-    parent = analysis.parents.get(name)
-    attr = (_attribute_name(parent) if parent is not None and
-            analysis.base_of(parent) is name else None)
-    line = analysis.line(name)
-    if attr == "mixed_precision":
-      mp.append(line)
-    elif attr is not None:
-      other.append((attr, line))
-    else:
-      other.append(("", line))  # The object itself, passed on.
-  return mp, other
-
-
-def _lines_text(lines: Sequence[int], limit: int = 3) -> str:
-  lines = sorted(set(lines))
-  shown = ", ".join(str(l) for l in lines[:limit])
-  if len(lines) > limit:
-    shown += ", ..."
-  return ("line " if len(lines) == 1 else "lines ") + shown
-
-
-class _Plan:
-  """Every decision, keyed by the original nodes, before anything changes."""
-
-  def __init__(self):
-    self.replace: Dict[cst.CSTNode, str] = {}
-    self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
-    self.remove_aliases: Set[cst.ImportAlias] = set()
-    self.rename_aliases: Dict[cst.ImportAlias, str] = {}
-    self.remove_statements: Set[cst.CSTNode] = set()
-    self.warnings: List[Tuple[int, str]] = []
-
-
-def _contrib_objects(analysis: _Analysis, plan: _Plan) -> None:
-  """Decides what happens to names bound to the `tf.contrib` module itself.
-
-  `from tensorflow import contrib`, `import tensorflow.contrib as tfc`,
-  `contrib = tf.contrib` and `import tensorflow.contrib` fail on TF 2
-  however their uses are rewritten. When `mixed_precision` is all a binding
-  is used for, the binding goes (`import tensorflow.contrib` becomes
-  `import tensorflow`); otherwise it stays, and the report says which uses
-  keep it alive.
-  """
-  for scope in set(analysis.scopes.values()):
-    for assignment in scope.assignments:
-      node = getattr(assignment, "node", None)
-      references = [r.node for r in assignment.references]
-      if isinstance(assignment, metadata.ImportAssignment):
-        if "." in assignment.name:
-          # libcst binds `import tensorflow.contrib` as the dotted name;
-          # its references are the `tensorflow.contrib` attribute nodes.
-          if (isinstance(node, cst.Import) and
-              normalize(assignment.name) == _CONTRIB):
-            alias = next((a for a in node.names if a.asname is None and
-                          _dotted(a.name) == assignment.name), None)
-            if alias is not None:
-              _decide_contrib(analysis, plan, assignment.name, references,
-                              alias, node, assignment.name.split(".")[0])
-        elif analysis.assignment_path(assignment) == _CONTRIB:
-          alias = _find_alias(node, assignment.name)
-          if alias is not None:
-            _decide_contrib(analysis, plan, assignment.name, references,
-                            alias, node, None)
-      elif (isinstance(assignment, metadata.Assignment) and
-            isinstance(node, cst.Name) and
-            analysis.assignment_path(assignment) == _CONTRIB):
-        statement = analysis.parents.get(analysis.parents.get(node))
-        _decide_contrib(analysis, plan, assignment.name, references, None,
-                        statement, None)
-
-
-def _find_alias(node, name) -> Optional[cst.ImportAlias]:
-  if isinstance(node.names, cst.ImportStar):
-    return None
-  for alias in node.names:
-    if _binding_name(alias) == name:
-      return alias
-  return None
-
-
-def _decide_contrib(analysis, plan, bound, references, alias, statement,
-                    root: Optional[str]) -> None:
-  """Removes or keeps one binding of `tf.contrib`; see `_contrib_objects`.
-
-  Args:
-    analysis: The file's `_Analysis`.
-    plan: The `_Plan` to record the decision in.
-    bound: The name bound (`contrib`, `tfc`, `tensorflow.contrib`).
-    references: The nodes that read the binding.
-    alias: The import alias that binds it, or None for an assignment.
-    statement: The binding statement.
-    root: For `import tensorflow.contrib`, the root name it also binds.
-  """
-  mp, other = _classify_contrib_uses(analysis, references)
-  if not mp:
-    return
-  line = analysis.line(statement)
-  if not other:
-    if root is not None:
-      plan.rename_aliases[alias] = root
-    elif alias is not None:
-      plan.remove_aliases.add(alias)
-    elif (isinstance(statement, cst.Assign) and
-          isinstance(analysis.parents.get(statement),
-                     cst.SimpleStatementLine)):
-      plan.remove_statements.add(statement)
-    return
-  uses = {}
-  for what, use_line in other:
-    uses.setdefault(what, []).append(use_line)
-  listed = "; ".join(
-      "`{}`{} ({})".format(what or bound, "" if what else " itself",
-                           _lines_text(lines))
-      for what, lines in sorted(uses.items(), key=lambda x: (not x[0], x)))
-  plan.warnings.append((line, (
-      "`{}` is bound to `tf.contrib` here and is still used for {}. Its "
-      "`mixed_precision` uses were rewritten, but this line fails on "
-      "TensorFlow 2 until those other uses are migrated too.").format(
-          bound, listed)))
-
-
-def _guards(analysis: _Analysis, node: cst.CSTNode) -> List[Tuple[int, str]]:
-  """Why a rewrite at `node` may not do what TF 2 users need, if it may not.
-
-  Returns:
-    `(line of the guard, message)` pairs, innermost first.
-  """
-  reasons = []
-  child = node
-  for parent in analysis.ancestors(node):
-    if isinstance(parent, (cst.If, cst.IfExp)):
-      test = _code(parent.test)
-      if _VERSION_TEST.search(test) and child is not parent.test:
-        where = "branch of"
-        if isinstance(parent, cst.If):
-          where = ("`else` branch of" if child is parent.orelse
-                   else "body of")
-        reasons.append((analysis.line(parent), (
-            "this is in the {} the TF-version check `{}` (line {}): on "
-            "TensorFlow 2 the rewritten code may never run, or may switch "
-            "which implementation runs. Check which branch TF 2 should "
-            "take.").format(where, _short(test), analysis.line(parent))))
-    elif isinstance(parent, cst.Try):
-      handlers = [h for h in parent.handlers if _catches_import(h)]
-      if handlers and child is parent.body:
-        reasons.append((analysis.line(parent), (
-            "this is in a `try` block (line {}) with an `except {}` "
-            "fallback (line {}): on TensorFlow 2 the rewritten code now "
-            "succeeds, so the fallback no longer runs. Check that this is "
-            "the implementation TF 2 should use.").format(
-                analysis.line(parent), _handler_type(handlers[0]),
-                analysis.line(handlers[0]))))
-    elif isinstance(parent, cst.ExceptHandler) and _catches_import(parent):
-      reasons.append((analysis.line(parent), (
-          "this is in the `except {}` fallback (line {}): it now runs only "
-          "if the `try` block above fails. Check which of the two TF 2 "
-          "should use.").format(_handler_type(parent),
-                                analysis.line(parent))))
-    elif isinstance(parent, cst.FunctionDef):
-      guard = _tf2_guard_before(analysis, parent, node)
-      if guard is not None:
-        reasons.append(guard)
-      break  # Guards of enclosing functions do not run at call time.
-    child = parent
-  return reasons
-
-
-def _short(text: str, limit: int = 60) -> str:
-  return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _catches_import(handler: cst.ExceptHandler) -> bool:
-  if handler.type is None:
-    return True
-  return any(name in _code(handler.type) for name in _IMPORT_ERRORS)
-
-
-def _handler_type(handler: cst.ExceptHandler) -> str:
-  return "" if handler.type is None else _code(handler.type)
-
-
-def _tf2_guard_before(analysis, function, node) -> Optional[Tuple[int, str]]:
-  """A TF2-raising check that runs in `function` before `node`, if any."""
-  node_line = analysis.line(node)
-  body = function.body.body if isinstance(function.body,
-                                          cst.IndentedBlock) else []
-  for statement in body:
-    if analysis.line(statement) >= node_line:
-      break
-    found = _find_guard(statement)
-    if found is not None:
-      what = found
-      return (analysis.line(statement), (
-          "this is in `{}()`, which runs `{}` at line {} first: on "
-          "TensorFlow 2 that check stops the function before the rewritten "
-          "code runs. Remove the check if this code should now run on "
-          "TF 2.").format(function.name.value, _short(what),
-                          analysis.line(statement)))
-  return None
-
-
-def _find_guard(statement: cst.CSTNode) -> Optional[str]:
-  """The code of an `err_if_tf2()` call or `if is_tf2: raise` in it."""
-  found = []
-
-  class _Finder(cst.CSTVisitor):
-
-    def visit_Call(self, node: cst.Call) -> Optional[bool]:
-      name = _dotted(node.func)
-      if name and _TF2_GUARD_CALL.search(name.split(".")[-1]):
-        found.append(_code(node))
-      return None
-
-    def visit_If(self, node: cst.If) -> Optional[bool]:
-      test = _code(node.test)
-      if _VERSION_TEST.search(test) and re.search(
-          r"\braise\b", _EMPTY_MODULE.code_for_node(node.body)):
-        found.append("if {}: raise ...".format(test))
-      return None
-
-    def visit_FunctionDef(self, node) -> bool:
-      return False
-
-    def visit_ClassDef(self, node) -> bool:
-      return False
-
-  statement.visit(_Finder())
-  return found[0] if found else None
+def _moved(whitespace, delta: int):
+  """`whitespace` that starts a new line, its last line `delta` longer."""
+  if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+    return whitespace
+  width = len(whitespace.last_line.value) + delta
+  if width < 0 or whitespace.last_line.value.strip(" "):
+    return whitespace  # Tabs, or too little room: leave it as it was.
+  return whitespace.with_changes(last_line=cst.SimpleWhitespace(" " * width))
 
 
 class _Rewriter(cst.CSTTransformer):
-  """Applies a `_Plan`: expressions, import statements, removed bindings."""
+  """Applies a `uses.Plan`: expressions, import statements, removed bindings."""
 
-  def __init__(self, analysis: _Analysis, plan: _Plan):
+  def __init__(self, analysis: resolve.Analysis, plan: uses.Plan):
     super().__init__()
     self.a = analysis
     self.plan = plan
@@ -865,7 +143,7 @@ class _Rewriter(cst.CSTTransformer):
 
   def _note(self, node: cst.CSTNode, line: int, old: str, new: str) -> None:
     self.changes.append(Change(line, old, new))
-    self.warnings.extend((line, why) for _, why in _guards(self.a, node))
+    self.warnings.extend((line, why) for _, why in guards.guards(self.a, node))
 
   # -- expressions -----------------------------------------------------------
 
@@ -878,17 +156,60 @@ class _Rewriter(cst.CSTTransformer):
   def leave_Attribute(self, original_node, updated_node):
     return self._leave_expression(original_node, updated_node)
 
+  def _shift(self, func: cst.CSTNode) -> int:
+    """How far the rewrite moves the end of `func` along its last line."""
+    end = self.a.positions[func].end
+    delta = 0
+    for node, name in self.plan.replace.items():
+      where = self.a.positions[node]
+      if where.start.line != end.line or where.end.line != end.line:
+        continue
+      if node is func or any(p is func for p in self.a.ancestors(node)):
+        delta += len(name) - (where.end.column - where.start.column)
+    return delta
+
+  def _realign(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+    """Keeps arguments aligned with the `(` of a call whose name changed.
+
+    `tf.contrib.mixed_precision.LossScaleOptimizer(opt,` followed by
+    `manager` under `opt` would otherwise leave `manager` three columns to
+    the right of where a formatter puts it.
+    """
+    if not original.args or not self.plan.replace:
+      return updated
+    delta = self._shift(original.func)
+    if not delta:
+      return updated
+    func_end = self.a.positions[original.func].end
+    paren = func_end.column + len(
+        syntax.code_raw(original.whitespace_after_func))
+    args = list(updated.args)
+    before_args = updated.whitespace_before_args
+    for i, arg in enumerate(original.args):
+      start = self.a.positions[arg].start
+      if start.line == func_end.line or start.column != paren + 1:
+        continue
+      if i == 0:
+        before_args = _moved(before_args, delta)
+      elif isinstance(args[i - 1].comma, cst.Comma):
+        comma = args[i - 1].comma
+        args[i - 1] = args[i - 1].with_changes(comma=comma.with_changes(
+            whitespace_after=_moved(comma.whitespace_after, delta)))
+    return updated.with_changes(args=args, whitespace_before_args=before_args)
+
   def leave_Call(self, original_node, updated_node):
+    updated_node = self._realign(original_node, updated_node)
     if original_node not in self.plan.literals:
       return self._leave_expression(original_node, updated_node)
     literal, module = self.plan.literals[original_node]
     args = list(updated_node.args)
     for i, arg in enumerate(original_node.args):
       if arg.value is literal:
-        args[i] = args[i].with_changes(value=_new_literal(literal, module))
+        args[i] = args[i].with_changes(
+            value=syntax.new_literal(literal, module))
     result = updated_node.with_changes(args=args)
     self._note(original_node, self.a.line(original_node),
-               _code(original_node), _code(result))
+               syntax.code(original_node), syntax.code(result))
     return result
 
   def visit_Import(self, node: cst.Import) -> bool:
@@ -903,24 +224,24 @@ class _Rewriter(cst.CSTTransformer):
     line = self.a.line(node)
     names = []
     for alias in node.names:
-      full = _dotted(alias.name)
+      full = syntax.dotted(alias.name)
       if alias in self.plan.remove_aliases:
         continue
       if alias in self.plan.rename_aliases:
         names.append(alias.with_changes(
-            name=_dotted_node(self.plan.rename_aliases[alias])))
+            name=syntax.dotted_node(self.plan.rename_aliases[alias])))
         continue
-      new = map_module(full)
+      new = syntax.map_module(full)
       if new is None:
-        other = _other_contrib(normalize(full))
+        other = syntax.other_contrib(syntax.normalize(full))
         if other is not None:
           self.other.append((other, line))
-        elif _under(normalize(full), _LAYERS):
+        elif syntax.under(syntax.normalize(full), syntax.LAYERS):
           self.layers.append(line)
         names.append(alias)
         continue
-      changes = {"name": _dotted_node(new)}
-      if alias.asname is not None and _binding_name(alias) == new:
+      changes = {"name": syntax.dotted_node(new)}
+      if alias.asname is not None and syntax.binding_name(alias) == new:
         changes["asname"] = None  # `import pkg as pkg` says it twice.
       names.append(alias.with_changes(**changes))
     if not names:
@@ -930,10 +251,10 @@ class _Rewriter(cst.CSTTransformer):
     return [node.with_changes(names=names)]
 
   def _star(self, node: cst.ImportFrom, module: str, new_module: str):
-    names = STAR_EXPORTS.get(normalize(module))
+    names = syntax.STAR_EXPORTS.get(syntax.normalize(module))
     if names is None:
       # A module below TF 1.15's modules: keep the star, on our module.
-      return [node.with_changes(module=_dotted_node(new_module))]
+      return [node.with_changes(module=syntax.dotted_node(new_module))]
     text = "from {} import {}".format(new_module, ", ".join(names))
     if len(text) > 79:
       text = "from {} import (\n    {})".format(
@@ -945,29 +266,29 @@ class _Rewriter(cst.CSTTransformer):
     if node.relative or node.module is None:
       return [node]
     line = self.a.line(node)
-    module = _dotted(node.module)
-    new_module = map_module(module)
+    module = syntax.dotted(node.module)
+    new_module = syntax.map_module(module)
     if isinstance(node.names, cst.ImportStar):
       if new_module is not None:
         return self._star(node, module, new_module)
-      other = _other_contrib(normalize(module))
+      other = syntax.other_contrib(syntax.normalize(module))
       if other is not None:
         self.other.append((other, line))
-      elif _under(normalize(module), _LAYERS):
+      elif syntax.under(syntax.normalize(module), syntax.LAYERS):
         self.layers.append(line)
       return [node]
     kept, extra = [], []
     for alias in node.names:
       if alias in self.plan.remove_aliases:
         continue
-      name = _dotted(alias.name)
+      name = syntax.dotted(alias.name)
       full = module + "." + name
-      new_full = map_module(full)
+      new_full = syntax.map_module(full)
       if new_full is None:
-        other = _other_contrib(normalize(full))
+        other = syntax.other_contrib(syntax.normalize(full))
         if other is not None:
           self.other.append((other, line))
-        elif _under(normalize(full), _LAYERS):
+        elif syntax.under(syntax.normalize(full), syntax.LAYERS):
           self.layers.append(line)
         kept.append(alias)
       elif new_module is not None and new_full == new_module + "." + name:
@@ -975,11 +296,11 @@ class _Rewriter(cst.CSTTransformer):
       else:
         # A module that moved: `from tensorflow.contrib import
         # mixed_precision` or `from ...mixed_precision import python`.
-        bound = _binding_name(alias)
+        bound = syntax.binding_name(alias)
         asname = (None if bound == new_full else
                   cst.AsName(name=cst.Name(bound)))
         extra.append(cst.Import(names=[cst.ImportAlias(
-            name=_dotted_node(new_full), asname=asname)]))
+            name=syntax.dotted_node(new_full), asname=asname)]))
     statements = []
     if kept:
       if len(kept) < len(node.names) and not node.lpar:
@@ -987,7 +308,7 @@ class _Rewriter(cst.CSTTransformer):
         kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
       changes = {"names": kept}
       if new_module is not None:
-        changes["module"] = _dotted_node(new_module)
+        changes["module"] = syntax.dotted_node(new_module)
       statements.append(
           node.with_changes(**changes)
           if (len(kept) < len(node.names) or new_module is not None)
@@ -1014,20 +335,20 @@ class _Rewriter(cst.CSTTransformer):
     if not changed:
       return updated_node
     line = self.a.line(original_node)
-    old = _statement_code(original_node)
+    old = syntax.statement_code(original_node)
     if not body:
       self._note(original_node, line, old, "(removed)")
       return cst.RemoveFromParent()
     if len(body) == 1 or not all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
       result = updated_node.with_changes(body=body)
-      self._note(original_node, line, old, _statement_code(result))
+      self._note(original_node, line, old, syntax.statement_code(result))
       return result
     # Split imports into one line each; the first keeps the line's comments.
     lines = [updated_node.with_changes(body=[body[0]])]
     lines += [cst.SimpleStatementLine(body=[s]) for s in body[1:]]
     self._note(original_node, line, old,
-               "; ".join(_statement_code(s) for s in lines))
+               "; ".join(syntax.statement_code(s) for s in lines))
     return cst.FlattenSentinel(lines)
 
 
@@ -1041,7 +362,7 @@ def _unbound_names(wrapper: metadata.MetadataWrapper) -> Set[str]:
   return unbound
 
 
-def _all_names(analysis: _Analysis) -> Set[str]:
+def _all_names(analysis: resolve.Analysis) -> Set[str]:
   names = set()
   for scope in set(analysis.scopes.values()):
     names.update(a.name for a in scope.assignments)
@@ -1065,10 +386,10 @@ def _insert_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
     for small in statement.body:
       modules = []
       if isinstance(small, cst.Import):
-        modules = [_dotted(a.name) for a in small.names]
+        modules = [syntax.dotted(a.name) for a in small.names]
       elif isinstance(small, cst.ImportFrom) and small.module is not None:
-        modules = [_dotted(small.module)]
-      if any(m.split(".")[0] in (_TF, "tensorflow_core", PACKAGE)
+        modules = [syntax.dotted(small.module)]
+      if any(m.split(".")[0] in (syntax.TF, "tensorflow_core", syntax.PACKAGE)
              for m in modules):
         position = i + 1
         break
@@ -1085,7 +406,7 @@ def _insert_imports(module: cst.Module, lines: Sequence[str]) -> cst.Module:
                                                cst.ConcatenatedString)))
       is_future = (isinstance(small, cst.ImportFrom) and
                    small.module is not None and
-                   _dotted(small.module) == "__future__")
+                   syntax.dotted(small.module) == "__future__")
       if not (is_docstring or is_future):
         break
       position = i + 1
@@ -1158,6 +479,10 @@ def upgrade_source(source: bytes) -> FileResult:
   """
   mentions = b"mixed_precision" in source and b"contrib" in source
   error = decode_error(source)
+  if error is None and b"mixed_precision" not in source:
+    # Nothing here can be a target, so libcst (slow) is not needed: the
+    # standard library's parser reads what the report lists.
+    return _scan_only(source)
   if error is None:
     try:
       tree = cst.parse_module(source)
@@ -1177,29 +502,51 @@ def upgrade_source(source: bytes) -> FileResult:
         error="it nests too deeply for this command to analyse")
 
 
+def _scan_only(source: bytes) -> FileResult:
+  """`upgrade_source` for a source that cannot use the API."""
+  if b"contrib" not in source and b"layers" not in source:
+    try:
+      compile(source, "<source>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError) as e:
+      return FileResult(new_source=source, error=_parse_error(source, e))
+    except (RecursionError, MemoryError):
+      pass  # Too deep for a parser, but there is nothing to convert.
+    return FileResult(new_source=source)  # Nothing this command reports.
+  try:
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError) as e:
+    return FileResult(new_source=source, error=_parse_error(source, e))
+  except (RecursionError, MemoryError):
+    return FileResult(new_source=source)
+  found = blockers.uses(tree)
+  return FileResult(new_source=source, other_contrib=found.other_contrib,
+                    legacy_layers=found.legacy_layers,
+                    bare_layers=found.bare_layers)
+
+
 def _upgrade_tree(source: bytes, tree: cst.Module,
                   mentions: bool) -> FileResult:
   """`upgrade_source` for a parsed module."""
   wrapper = metadata.MetadataWrapper(tree, unsafe_skip_copy=True)
-  analysis = _Analysis(wrapper)
-  collector = _Collector(analysis)
+  analysis = resolve.Analysis(wrapper)
+  collector = uses.Collector(analysis)
   analysis.module.visit(collector)
-  plan = _Plan()
-  _contrib_objects(analysis, plan)
-  targets = _outermost(collector.replace, analysis)
+  plan = uses.Plan()
+  uses.contrib_objects(analysis, plan)
+  targets = uses.outermost(collector.replace, analysis)
   alias_name = None
   for node in targets:
-    name = PACKAGE
+    name = syntax.PACKAGE
     if not _package_name_is_free(analysis, node):
       if alias_name is None:
-        alias_name = _fresh_name(analysis, PACKAGE + "_lib")
+        alias_name = _fresh_name(analysis, syntax.PACKAGE + "_lib")
       name = alias_name
     plan.replace[node] = name
   # A dynamic import inside a replaced expression goes with it.
   replaced = set(targets)
   plan.literals = {call: change
                    for call, change in collector.literals.items()
-                   if not _inside(call, replaced, analysis)}
+                   if not uses.inside(call, replaced, analysis)}
   rewriter = _Rewriter(analysis, plan)
   new_tree = analysis.module.visit(rewriter)
   for node in targets:
@@ -1208,7 +555,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
     if isinstance(parent, cst.Attribute) and parent.value is node:
       # Name the symbol in the report: `tf.contrib.mixed_precision.X`.
       old_node, new = parent, new + "." + parent.attr.value
-    rewriter._note(node, analysis.line(node), _code(old_node), new)  # pylint: disable=protected-access
+    rewriter._note(  # pylint: disable=protected-access
+        node, analysis.line(node), syntax.code(old_node), new)
   result = FileResult(new_source=source, mentions_api=mentions)
   other = collector.other + rewriter.other
   for module, line in sorted(other, key=lambda x: (x[0], x[1])):
@@ -1222,14 +570,15 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   if not rewriter.changes:
     return result
   # Add the imports that the rewritten code reads and no scope provides.
-  missing = _unbound_names(metadata.MetadataWrapper(new_tree)) - (
+  missing = _unbound_names(metadata.MetadataWrapper(
+      new_tree, unsafe_skip_copy=True)) - (
       _unbound_names(wrapper))
   lines = []
   for name in sorted(missing):
-    if name == PACKAGE:
-      lines.append("import " + PACKAGE)
+    if name == syntax.PACKAGE:
+      lines.append("import " + syntax.PACKAGE)
     elif name == alias_name:
-      lines.append("import {} as {}".format(PACKAGE, name))
+      lines.append("import {} as {}".format(syntax.PACKAGE, name))
     else:
       # A root name that `import tensorflow.contrib.mixed_precision` bound.
       lines.append("import " + name)
@@ -1243,7 +592,8 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   return result
 
 
-def _package_name_is_free(analysis: _Analysis, node: cst.CSTNode) -> bool:
+def _package_name_is_free(analysis: resolve.Analysis,
+                          node: cst.CSTNode) -> bool:
   """Whether `contrib_mixed_precision` at `node` will mean this package.
 
   True when nothing binds the name where `node` is, or every binding is an
@@ -1255,12 +605,13 @@ def _package_name_is_free(analysis: _Analysis, node: cst.CSTNode) -> bool:
   if scope is None:
     return False
   line = analysis.line(node)
-  for assignment in scope[PACKAGE]:
+  for assignment in scope[syntax.PACKAGE]:
     if not isinstance(assignment, metadata.ImportAssignment):
       return False
-    target = _import_target(assignment.node, PACKAGE)
-    if target is None or (target != PACKAGE and map_module(target) !=
-                          PACKAGE):
+    target = syntax.import_target(assignment.node, syntax.PACKAGE)
+    if target is None or (target != syntax.PACKAGE and
+                          syntax.map_module(target) !=
+                          syntax.PACKAGE):
       return False
     if (not isinstance(assignment.scope, metadata.GlobalScope) and
         analysis.line(assignment.node) >= line):
@@ -1268,7 +619,7 @@ def _package_name_is_free(analysis: _Analysis, node: cst.CSTNode) -> bool:
   return True
 
 
-def _fresh_name(analysis: _Analysis, base: str) -> str:
+def _fresh_name(analysis: resolve.Analysis, base: str) -> str:
   taken = _all_names(analysis)
   name, i = base, 1
   while name in taken:
@@ -1313,8 +664,9 @@ def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
     tree = cst.parse_module(source)
   except cst.ParserSyntaxError:
     return source, []
-  analysis = _Analysis(metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
-  collector = _Collector(analysis)
+  analysis = resolve.Analysis(
+      metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
+  collector = uses.Collector(analysis)
   analysis.module.visit(collector)
   if not collector.bare_layers:
     return source, []

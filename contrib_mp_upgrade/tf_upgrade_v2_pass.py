@@ -27,6 +27,7 @@ result is taken only where it changed the code, with the file's own line
 endings restored, and never where it left a file empty.
 """
 
+import ast
 import dataclasses
 import os
 import re
@@ -34,17 +35,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import tree
 
 COMMAND = "tf_upgrade_v2"
-
-_ISSUE = re.compile(
-    r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<kind>ERROR|WARNING): "
-    r"(?P<message>.*)$")
-
 
 @dataclasses.dataclass
 class Summary:
@@ -52,13 +48,16 @@ class Summary:
 
   Attributes:
     command: The `tf_upgrade_v2` that ran.
-    processed: How many files it was given.
+    processed: How many files it converted.
     changed: Names of the files whose code it changed.
-    issues: `(name, line, kind, message)`: its ERROR and WARNING lines. The
-      line numbers are of the converted file.
+    issues: `(name, line, kind, message)`: its INFO, WARNING and ERROR
+      lines. The line numbers are of the converted file.
     not_given: `(name, why)` for Python files it was not given.
     unparsed: Names of the files it could not parse (their conversion by
       this command is kept).
+    failed: `(name, why)` for files it could not convert (its parser
+      crashed on them); they keep this command's conversion.
+    advice: `{name: what to do}` for each of `failed`.
     layers_renamed: `{name: [output lines]}` where `tf.layers` was renamed
       `tf.compat.v1.layers` after it (as tf_upgrade_v2 up to TF 2.15 did).
   """
@@ -69,6 +68,8 @@ class Summary:
       default_factory=list)
   not_given: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
   unparsed: List[str] = dataclasses.field(default_factory=list)
+  failed: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
+  advice: Dict[str, str] = dataclasses.field(default_factory=dict)
   layers_renamed: Dict[str, List[int]] = dataclasses.field(
       default_factory=dict)
 
@@ -88,43 +89,93 @@ def _is_crlf(data: bytes) -> bool:
   return b"\r\n" in data and data.count(b"\r\n") == data.count(b"\n")
 
 
-def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
-  """Runs `command` over the plan's Python files; updates their output.
+def _fstring_debug_line(source: str, node: ast.JoinedStr) -> Optional[int]:
+  """The line of an `f"{x=}"` field in `node`, if it has one."""
+  values = node.values
+  for before, field in zip(values, values[1:]):
+    if not (isinstance(before, ast.Constant) and
+            isinstance(before.value, str) and
+            isinstance(field, ast.FormattedValue)):
+      continue
+    text = ast.get_source_segment(source, field.value)
+    if text and before.value.rstrip().endswith("="):
+      if "".join(before.value.split()).endswith("".join(text.split()) + "="):
+        return field.lineno
+  return None
+
+
+def unreadable_syntax(source: bytes) -> Optional[str]:
+  """Python 3.8+ syntax that `tf_upgrade_v2`'s parser (pasta) crashes on.
+
+  Its parser stops the whole `tf_upgrade_v2` run on such a file, so this
+  command keeps those files away from it and says why.
 
   Args:
-    plan: The plan; each Python entry's `output` is what `tf_upgrade_v2`
-      converts, and is replaced by its result where it changed the code.
-    command: The `tf_upgrade_v2` executable.
-    timeout: Seconds to wait for it.
+    source: A Python source.
 
   Returns:
-    A `Summary`.
-
-  Raises:
-    tree.UpgradeError: It could not be run, or failed.
+    What it is and where (`an assignment expression `:=` at line 3`), or
+    None.
   """
-  summary = Summary(command=command)
+  if b":=" not in source and b"=}" not in source and b"=!" not in source \
+      and b"=:" not in source:
+    return None
+  try:
+    text = source.decode("utf-8")
+    parsed = ast.parse(text)
+  except (SyntaxError, ValueError, UnicodeDecodeError):
+    return None
+  for node in ast.walk(parsed):
+    if isinstance(node, ast.NamedExpr):
+      return "an assignment expression `:=` at output line {}".format(
+          node.lineno)
+    if isinstance(node, ast.JoinedStr):
+      line = _fstring_debug_line(text, node)
+      if line is not None:
+        return ("an f-string with a self-documenting `{{x=}}` field at "
+                "output line {}".format(line))
+  return None
+
+
+def _advice(name: str) -> str:
+  return (
+      "Its `tf.contrib.mixed_precision` uses are converted; the rest of its "
+      "TF1 API is not. Either make it use the TF1 API through "
+      "`import tensorflow.compat.v1 as tf` (and call "
+      "`tf.disable_v2_behavior()` once in the entry script), or convert it "
+      "alone without the second pass (`{prog} --infile {name} --outfile "
+      "new.py`), rewrite that construct, run `tf_upgrade_v2 --infile new.py "
+      "--outfile new.py --reportfile tf_report.txt`, and restore "
+      "it".format(prog="contrib-mp-upgrade", name=name))
+
+
+@dataclasses.dataclass
+class _Attempt:
+  """One `tf_upgrade_v2` run over a group of entries."""
+  ok: bool
+  outputs: Dict[str, bytes]
+  issues: List[Tuple[str, int, str, str]]
+  tail: str
+
+
+_DETAIL_FILE = re.compile(r"^Processing file '(?P<path>.*)'$")
+_DETAIL_LINE = re.compile(
+    r"^(?P<line>\d+):(?P<col>\d+): (?P<kind>INFO|WARNING|ERROR): "
+    r"(?P<message>.*)$")
+
+
+def _attempt(entries: Sequence[tree.Entry], command: str,
+             timeout: float) -> _Attempt:
+  """Runs `command` once over copies of `entries`."""
   stage = tempfile.mkdtemp(prefix="contrib-mp-upgrade-tf_upgrade_v2-")
   try:
     given: Dict[str, tree.Entry] = {}
-    for entry in plan.python():
-      if entry.result.error is not None:
-        summary.not_given.append((entry.name, entry.result.error))
-        continue
-      try:
-        entry.output.decode("utf-8")
-      except UnicodeDecodeError:
-        summary.not_given.append(
-            (entry.name, "not UTF-8, which tf_upgrade_v2 requires"))
-        continue
+    for entry in entries:
       path = os.path.join(stage, "tree", *entry.name.split("/"))
       os.makedirs(os.path.dirname(path), exist_ok=True)
       with open(path, "wb") as f:
         f.write(entry.output)
-      given[path] = entry
-    summary.processed = len(given)
-    if not given:
-      return summary
+      given[os.path.realpath(path)] = entry
     report = os.path.join(stage, "report.txt")
     env = dict(os.environ, PYTHONUTF8="1", PYTHONIOENCODING="utf-8",
                TF_CPP_MIN_LOG_LEVEL="3")
@@ -138,44 +189,148 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       raise tree.UpgradeError(
           "`--tf_upgrade_v2`: {!r} could not be run ({}). Nothing was "
           "written.".format(command, e))
-    if proc.returncode != 0 or not os.path.exists(report):
-      tail = proc.stdout.decode("utf-8", "replace").strip()[-2000:]
-      raise tree.UpgradeError(
-          "`--tf_upgrade_v2`: {!r} failed with exit status {}. Nothing was "
-          "written. Its output ended with:\n{}".format(
-              command, proc.returncode, tail))
-    for path, entry in sorted(given.items(), key=lambda x: x[1].name):
+    tail = proc.stdout.decode("utf-8", "replace").strip()
+    # Its traceback can end in an exception without a message (pasta).
+    if proc.returncode != 0 or not os.path.exists(report) or (
+        "Traceback (most recent call last)" in tail):
+      return _Attempt(False, {}, [], tail[-2000:])
+    outputs = {}
+    for path, entry in given.items():
       with open(path, "rb") as f:
-        new = f.read()
-      old = entry.output
-      if not new.strip() and old.strip():
-        summary.unparsed.append(entry.name)
-        continue
-      new = new.replace(b"\r\n", b"\n")
-      new, renamed = rewrite.rename_bare_layers(new)
-      if renamed:
-        summary.layers_renamed[entry.name] = renamed
-      if new == old.replace(b"\r\n", b"\n"):
-        continue
-      if _is_crlf(old):
-        new = new.replace(b"\n", b"\r\n")
-      entry.output = new
-      entry.tf_upgrade_v2_changed = True
-      summary.changed.append(entry.name)
-    by_path = {os.path.realpath(p): e.name for p, e in given.items()}
+        outputs[entry.name] = f.read()
+    issues = []
+    current = None
     with open(report, encoding="utf-8", errors="replace") as f:
+      detail = False
       for line in f:
+        line = line.rstrip("\n")
         if line.startswith("Detailed log follows"):
-          break
-        match = _ISSUE.match(line.rstrip("\n"))
-        if match is None:
+          detail = True
           continue
-        name = by_path.get(os.path.realpath(match.group("path")))
-        if name is None:
+        if not detail:
           continue
-        summary.issues.append((name, int(match.group("line")),
-                               match.group("kind"),
-                               match.group("message").strip()))
-    return summary
+        match = _DETAIL_FILE.match(line)
+        if match is not None:
+          entry = given.get(os.path.realpath(
+              os.path.join(stage, match.group("path"))))
+          current = entry.name if entry is not None else None
+          continue
+        match = _DETAIL_LINE.match(line)
+        if match is not None and current is not None:
+          issues.append((current, int(match.group("line")),
+                         match.group("kind"),
+                         match.group("message").strip()))
+    return _Attempt(True, outputs, issues, "")
   finally:
     shutil.rmtree(stage, ignore_errors=True)
+
+
+def _last_line(tail: str) -> str:
+  lines = [l.strip() for l in tail.splitlines() if l.strip()]
+  return lines[-1] if lines else "no output"
+
+
+def _convert(entries: List[tree.Entry], command: str, timeout: float,
+             summary: "Summary", outputs: Dict[str, bytes]) -> None:
+  """Converts `entries`; a file that makes the run fail is set aside.
+
+  One run converts the group. When it fails, the group is halved and each
+  half retried, so the files that break `tf_upgrade_v2` are found in a few
+  runs and every other file is still converted.
+  """
+  if not entries:
+    return
+  attempt = _attempt(entries, command, timeout)
+  if attempt.ok:
+    outputs.update(attempt.outputs)
+    summary.issues.extend(attempt.issues)
+    return
+  if len(entries) == 1:
+    summary.failed.append((entries[0].name, "tf_upgrade_v2 stopped on it "
+                           "({})".format(_last_line(attempt.tail))))
+    return
+  half = len(entries) // 2
+  _convert(entries[:half], command, timeout, summary, outputs)
+  _convert(entries[half:], command, timeout, summary, outputs)
+
+
+def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
+  """Runs `command` over the plan's Python files; updates their output.
+
+  A file that `tf_upgrade_v2` cannot convert (it crashes on valid Python
+  3.8+ syntax) never stops the others: it keeps this command's conversion
+  and is listed in `Summary.failed` with the error and what to do.
+
+  Args:
+    plan: The plan; each Python entry's `output` is what `tf_upgrade_v2`
+      converts, and is replaced by its result where it changed the code.
+    command: The `tf_upgrade_v2` executable.
+    timeout: Seconds to wait for each run of it.
+
+  Returns:
+    A `Summary`.
+
+  Raises:
+    tree.UpgradeError: It could not be run, or fails even on a file with
+      nothing in it to convert.
+  """
+  summary = Summary(command=command)
+  given: List[tree.Entry] = []
+  for entry in plan.python():
+    if entry.result.error is not None:
+      summary.not_given.append((entry.name, entry.result.error))
+      continue
+    try:
+      entry.output.decode("utf-8")
+    except UnicodeDecodeError:
+      summary.not_given.append(
+          (entry.name, "not UTF-8, which tf_upgrade_v2 requires"))
+      continue
+    unreadable = unreadable_syntax(entry.output)
+    if unreadable is not None:
+      summary.failed.append((entry.name, (
+          "tf_upgrade_v2 cannot parse it: its parser (pasta) crashes on "
+          "{}, valid Python 3.8+").format(unreadable)))
+      continue
+    given.append(entry)
+  outputs: Dict[str, bytes] = {}
+  if given:
+    first = _attempt(given, command, timeout)
+    if first.ok:
+      outputs, summary.issues = first.outputs, first.issues
+    else:
+      probe = tree.Entry(name="probe.py", path="", kind="python",
+                         output=b"import tensorflow as tf\n")
+      if not _attempt([probe], command, timeout).ok:
+        raise tree.UpgradeError(
+            "`--tf_upgrade_v2`: {!r} fails even on an empty program. Nothing "
+            "was written. Its output ended with:\n{}".format(
+                command, first.tail))
+      half = len(given) // 2
+      _convert(given[:half], command, timeout, summary, outputs)
+      _convert(given[half:], command, timeout, summary, outputs)
+  summary.processed = len(outputs)
+  for name, _ in summary.failed:
+    summary.advice[name] = _advice(name)
+  for entry in sorted(given, key=lambda e: e.name):
+    new = outputs.get(entry.name)
+    if new is None:
+      continue
+    old = entry.output
+    if not new.strip() and old.strip():
+      summary.unparsed.append(entry.name)
+      continue
+    new = new.replace(b"\r\n", b"\n")
+    new, renamed = rewrite.rename_bare_layers(new)
+    if renamed:
+      summary.layers_renamed[entry.name] = renamed
+    if new == old.replace(b"\r\n", b"\n"):
+      continue
+    if _is_crlf(old):
+      new = new.replace(b"\n", b"\r\n")
+    entry.output = new
+    entry.tf_upgrade_v2_changed = True
+    summary.changed.append(entry.name)
+  summary.failed.sort()
+  summary.issues.sort(key=lambda i: (i[0], i[1]))
+  return summary

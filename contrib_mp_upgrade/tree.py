@@ -31,14 +31,17 @@ leaves nothing behind:
 This module needs only the standard library (and libcst, via `rewrite`).
 """
 
+import concurrent.futures
 import dataclasses
 import errno
+import multiprocessing
 import os
 import shutil
 import stat
 import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
+from contrib_mp_upgrade import blockers as blockers_lib
 from contrib_mp_upgrade import rewrite
 
 
@@ -62,6 +65,7 @@ class Entry:
       `result.new_source`; the `tf_upgrade_v2` pass may change it.
     link: For "link": the target to give the new link.
     tf_upgrade_v2_changed: Whether the `tf_upgrade_v2` pass changed it.
+    blockers: For "python": what still stops `output` on TF 2.
   """
   name: str
   path: str
@@ -71,6 +75,8 @@ class Entry:
   output: Optional[bytes] = None
   link: Optional[str] = None
   tf_upgrade_v2_changed: bool = False
+  blockers: List[blockers_lib.Blocker] = dataclasses.field(
+      default_factory=list)
 
   @property
   def changed(self) -> bool:
@@ -105,6 +111,64 @@ def _python_entry(name: str, path: str, data: bytes) -> Entry:
                source=data, output=result.new_source)
 
 
+# Below this many lines for libcst (a few seconds of work), worker
+# processes cost more than they save: each starts a Python and imports
+# libcst, about 0.3 s.
+_PARALLEL_LINES = 4000
+
+
+def _workers() -> int:
+  try:
+    return len(os.sched_getaffinity(0))
+  except AttributeError:  # Not on Linux.
+    return os.cpu_count() or 1
+
+
+def upgrade_all(entries: List[Entry],
+                progress: Optional[Callable[[int, int], None]] = None,
+                jobs: Optional[int] = None) -> None:
+  """Fills in `result` and `output` of each Python entry that has `source`.
+
+  A file that cannot use the API is read with the standard library's
+  parser, in this process. The others go through libcst, which is about
+  30 times slower, on every core when there are enough of them. Worker
+  processes are started fresh ("spawn"): the caller may be a process with
+  threads (TensorFlow's), which a fork could deadlock.
+
+  Args:
+    entries: The entries; each has `source` set.
+    progress: Called with `(done, total)` as files finish, if given.
+    jobs: Worker processes; None for one per available core.
+  """
+  total = len(entries)
+  done = 0
+  heavy = [e for e in entries if b"mixed_precision" in e.source]
+  light = [e for e in entries if b"mixed_precision" not in e.source]
+
+  def finish(entry: Entry, result: rewrite.FileResult) -> None:
+    nonlocal done
+    entry.result, entry.output = result, result.new_source
+    done += 1
+    if progress is not None:
+      progress(done, total)
+
+  for entry in light:
+    finish(entry, rewrite.upgrade_source(entry.source))
+  jobs = _workers() if jobs is None else jobs
+  lines = sum(e.source.count(b"\n") for e in heavy)
+  if jobs < 2 or len(heavy) < 2 or lines < _PARALLEL_LINES:
+    for entry in heavy:
+      finish(entry, rewrite.upgrade_source(entry.source))
+    return
+  context = multiprocessing.get_context("spawn")
+  with concurrent.futures.ProcessPoolExecutor(
+      max_workers=min(jobs, len(heavy)), mp_context=context) as pool:
+    futures = {pool.submit(rewrite.upgrade_source, e.source): e
+               for e in heavy}
+    for future in concurrent.futures.as_completed(futures):
+      finish(futures[future], future.result())
+
+
 def scan_file(infile: str, name: str) -> Plan:
   """Reads and upgrades one file (`--infile`)."""
   plan = Plan()
@@ -119,7 +183,8 @@ def scan_file(infile: str, name: str) -> Plan:
 
 
 def scan_tree(intree: str, copy_other_files: bool,
-              progress: Optional[Callable[[str], None]] = None) -> Plan:
+              progress: Optional[Callable[[int, int], None]] = None,
+              jobs: Optional[int] = None) -> Plan:
   """Reads and upgrades every file under `intree`; writes nothing.
 
   Symbolic links are never followed. A link whose target is inside the
@@ -132,7 +197,9 @@ def scan_tree(intree: str, copy_other_files: bool,
     intree: The input directory.
     copy_other_files: Whether files that are not `*.py` are part of the
       output.
-    progress: Called with each relative name as it is read, if given.
+    progress: Called with `(files done, files in all)` as Python files
+      are converted, if given.
+    jobs: Worker processes for libcst; None for one per core.
 
   Returns:
     The `Plan`.
@@ -151,8 +218,6 @@ def scan_tree(intree: str, copy_other_files: bool,
       return
     for item in items:
       name = prefix + item.name
-      if progress is not None:
-        progress(name)
       try:
         if item.is_symlink():
           _scan_link(plan, item.path, name, root, copy_other_files)
@@ -166,7 +231,8 @@ def scan_tree(intree: str, copy_other_files: bool,
         elif item.name.endswith(".py"):
           with open(item.path, "rb") as f:
             data = f.read()
-          plan.entries.append(_python_entry(name, item.path, data))
+          plan.entries.append(Entry(name=name, path=item.path,
+                                    kind="python", source=data))
         elif copy_other_files:
           with open(item.path, "rb"):
             pass  # Readable now; it is copied when the tree is written.
@@ -176,6 +242,7 @@ def scan_tree(intree: str, copy_other_files: bool,
                                    "copied".format(describe_os_error(e))))
 
   walk(intree, "")
+  upgrade_all(plan.python(), progress, jobs)
   return plan
 
 

@@ -46,8 +46,31 @@ def make_optimizer(opt):
 """
 
 
-def write_tree(out: str, files: int, uses: int, mp_every: int) -> int:
-  """Writes the tree; returns how many files use mixed_precision."""
+# Ordinary model code that uses no contrib module, repeated to give files
+# the size of real ones.
+_FILLER = """
+
+def block_{k}(net, scale=1.0):
+  \"\"\"Layer {k}: a residual unit.\"\"\"
+  shortcut = net
+  net = tf.nn.relu(net * scale)  # Keep the activation in fp32.
+  for _ in range(2):
+    net = tf.matmul(net, tf.ones([4, 4])) + {k}
+  return net + shortcut
+"""
+
+
+def write_tree(out: str, files: int, uses: int, mp_every: int,
+               filler: int = 0) -> int:
+  """Writes the tree; returns how many files use mixed_precision.
+
+  Args:
+    out: The directory to create.
+    files: Python files to write.
+    uses: Other-contrib uses per file.
+    mp_every: Every Nth file also uses `tf.contrib.mixed_precision`.
+    filler: About this many lines of ordinary code are added per file.
+  """
   mp_files = 0
   for i in range(files):
     package = os.path.join(out, "model_{:03d}".format(i // 20))
@@ -60,6 +83,8 @@ def write_tree(out: str, files: int, uses: int, mp_every: int) -> int:
       lines.append("  x{} = {}".format(j, _OTHER[(i + j) % len(_OTHER)]))
     lines.append("  return net")
     source = "\n".join(lines) + "\n"
+    for k in range(filler // 9):
+      source += _FILLER.format(k=k)
     if mp_every and i % mp_every == 0:
       source += _MP_SITE
       mp_files += 1
@@ -80,11 +105,16 @@ def main(argv=None) -> int:
       "--mp_every", type=int, default=60,
       help="every Nth file also uses tf.contrib.mixed_precision "
       "(default: %(default)s)")
+  parser.add_argument(
+      "--filler", type=int, default=0,
+      help="about this many lines of ordinary code per file, for files the "
+      "size of real ones (default: %(default)s)")
   args = parser.parse_args(argv)
   if os.path.exists(args.out):
     parser.error("`--out` {!r} already exists; name a new directory.".format(
         args.out))
-  mp_files = write_tree(args.out, args.files, args.uses, args.mp_every)
+  mp_files = write_tree(args.out, args.files, args.uses, args.mp_every,
+                        args.filler)
   print("Wrote {} files ({} use tf.contrib.mixed_precision) to {}.".format(
       args.files, mp_files, args.out))
   return 0

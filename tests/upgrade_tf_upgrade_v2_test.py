@@ -130,6 +130,33 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
     theirs["helpers.py"] = theirs["helpers.py"].replace(b"\n", b"\r\n")
     self.assertEqual(ours, theirs)
 
+  def test_second_pass_later_gives_the_one_pass_result(self):
+    # The documented way to add tf_upgrade_v2 later, where TensorFlow is:
+    # this command again, with the flag, in place. Bare tf_upgrade_v2
+    # would turn CRLF into LF and skip the `tf.layers` rename on TF 2.16+.
+    later = os.path.join(self.tmp, "later")
+    status, _, err = _main("--intree", _TREE, "--outtree", later,
+                           "--reportfile", os.path.join(self.tmp, "l1.txt"))
+    self.assertEqual(status, 0, err)
+    status, _, err = _main("--intree", later, "--inplace", "--reportfile",
+                           os.path.join(self.tmp, "l2.txt"), "--tf_upgrade_v2")
+    self.assertEqual(status, 0, err)
+    self.assertEqual(util.tree_files(later), util.tree_files(self.outtree))
+
+  def test_second_run_with_the_flag_changes_nothing_here(self):
+    again = os.path.join(self.tmp, "again")
+    report = os.path.join(self.tmp, "again.txt")
+    status, _, err = _main("--intree", self.outtree, "--outtree", again,
+                           "--reportfile", report, "--tf_upgrade_v2")
+    self.assertEqual(status, 0, err)
+    self.assertEqual(util.tree_files(again), util.tree_files(self.outtree))
+
+  def test_default_report_is_not_tf_upgrade_v2s(self):
+    # tf_upgrade_v2 writes report.txt by default: a later run of it in the
+    # same directory must not overwrite this command's report.
+    self.assertEqual(cli.parser().get_default("reportfile"),
+                     "contrib_mp_upgrade_report.txt")
+
   def test_report_folds_in_tf_upgrade_v2(self):
     for text in (
         "train_tf1.py\n  25: `tf.contrib.mixed_precision."

@@ -36,6 +36,8 @@ import tempfile
 from absl.testing import absltest
 
 import contrib_mp_upgrade
+from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import tree
 
 _FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "testdata", "upgrade_fixture")
@@ -271,6 +273,59 @@ class UpgradeTreeSafetyTest(absltest.TestCase):
     for path, data in before.items():
       with open(os.path.join(self.tree, path), "rb") as f:
         self.assertEqual(f.read(), data, path)
+
+
+_OTHER_CONTRIB = (b"import tensorflow as tf\n"
+                  b"w = tf.contrib.layers.xavier_initializer()\n")
+_USES_API = (b"import tensorflow as tf\n"
+             b"m = tf.contrib.mixed_precision.FixedLossScaleManager(\n"
+             b"    128.0)\n")
+
+
+class WorkSplitTest(absltest.TestCase):
+  """Large trees: libcst only where a target can be, on every core."""
+
+  def test_files_without_a_target_never_reach_libcst(self):
+    parsed = []
+    real = rewrite.cst.parse_module
+
+    def spy(source, *args, **kwargs):
+      parsed.append(source)
+      return real(source, *args, **kwargs)
+
+    rewrite.cst.parse_module = spy
+    self.addCleanup(setattr, rewrite.cst, "parse_module", real)
+    other = rewrite.upgrade_source(_OTHER_CONTRIB)
+    self.assertEqual(parsed, [])
+    # What the report lists is still read.
+    self.assertEqual(other.other_contrib, {"layers": [2]})
+    self.assertFalse(other.changed)
+    self.assertTrue(rewrite.upgrade_source(_USES_API).changed)
+    self.assertEqual(parsed, [_USES_API])
+
+  def test_worker_processes_give_the_serial_result(self):
+    sources = [_USES_API + b"x%d = 1\n" % i for i in range(3)] + [
+        _OTHER_CONTRIB]
+
+    def entries():
+      return [tree.Entry(name="m%d.py" % i, path="", kind="python",
+                         source=source) for i, source in enumerate(sources)]
+
+    serial, parallel = entries(), entries()
+    tree.upgrade_all(serial, jobs=1)
+    seen = []
+    limit = tree._PARALLEL_LINES  # pylint: disable=protected-access
+    tree._PARALLEL_LINES = 0  # pylint: disable=protected-access
+    try:
+      tree.upgrade_all(parallel, lambda done, total: seen.append(
+          (done, total)), jobs=2)
+    finally:
+      tree._PARALLEL_LINES = limit  # pylint: disable=protected-access
+    self.assertEqual([e.output for e in parallel],
+                     [e.output for e in serial])
+    self.assertEqual([e.result for e in parallel],
+                     [e.result for e in serial])
+    self.assertEqual(seen, [(i, 4) for i in range(1, 5)])
 
 
 if __name__ == "__main__":
