@@ -218,7 +218,9 @@ def called_from_keras_tf_optimizer(max_depth: int = 8) -> bool:
     frame = frame.f_back
     if frame is None:
       return False
-    if frame.f_code.co_name != "apply_gradients":
+    # AutoGraph renames the functions it converts (`tf__apply_gradients`):
+    # some TF versions convert Keras' code inside `fit`'s tf.function.
+    if frame.f_code.co_name not in ("apply_gradients", "tf__apply_gradients"):
       continue
     caller = frame.f_locals.get("self")
     cls = type(caller)
