@@ -40,7 +40,11 @@ def _parts(dtype):
       st.sampled_from([0.0, 1.0, -0.5, big, -big, big / 2, -big / 2,
                        big / 3, big * 0.9, float("nan"), float("inf"),
                        -float("inf")]),
-      st.floats(min_value=-big, max_value=big, width=real.itemsize * 8))
+      # No subnormals: TF's CPU kernels flush them to zero, NumPy does not,
+      # so the replay would disagree with the real update about a value the
+      # check never sees anyway (a subnormal is finite).
+      st.floats(min_value=-big, max_value=big, width=real.itemsize * 8,
+                allow_subnormal=False))
 
 
 def _number(dtype):
