@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 
-_GRAPHS = 100
+_GRAPHS = 20
 
 
 def _manager(kind):
@@ -59,13 +59,13 @@ class GraphLifetimeTest(tf.test.TestCase, parameterized.TestCase):
 
   def test_control_tf_optimizer_leaves_no_graph_alive(self):
     refs = [
-        _build_and_run(lambda inner: inner) for _ in range(_GRAPHS // 10)
+        _build_and_run(lambda inner: inner) for _ in range(_GRAPHS // 4)
     ]
     refs += [
         _build_and_run(
             lambda inner: tf.compat.v1.mixed_precision.
             MixedPrecisionLossScaleOptimizer(inner, "dynamic"))
-        for _ in range(_GRAPHS // 10)
+        for _ in range(_GRAPHS // 4)
     ]
     self.assertEqual(0, _graphs_alive(refs))
 

@@ -274,7 +274,7 @@ class ConcurrentStepsTest(tf.test.TestCase, parameterized.TestCase):
   `disable_v2_behavior()`, and threads are best kept out of the test runner.
   """
 
-  THREADS, STEPS = 8, 200
+  THREADS, STEPS = 8, 100
 
   @parameterized.parameters("graph", "tf1", "function", "eager",
                             "xla_session", "xla_function")
@@ -284,7 +284,8 @@ class ConcurrentStepsTest(tf.test.TestCase, parameterized.TestCase):
                                       timeout=600)
     results = json.loads(output.strip().splitlines()[-1])
     total = self.THREADS * self.STEPS
-    config = dict(incr_every_n_steps=100, decr_every_n_nan_or_inf=100,
+    every = total // 16  # As threaded_steps.py: 16 moves in the run.
+    config = dict(incr_every_n_steps=every, decr_every_n_nan_or_inf=every,
                   decr_ratio=0.5)
     grown = policy_reference.exponential_policy([True] * total, 1, **config)
     shrunk = policy_reference.exponential_policy([False] * total, 2**20,

@@ -42,28 +42,6 @@ import tensorflow as tf
 import contrib_mixed_precision as cmp
 
 
-def _tolerate_float_format():
-  """TF 2.20's `write_graph` (the chief's graph.pbtxt) passes `float_format`
-  to protobuf's `MessageToString`, which the protobuf its lock pins (7.x) no
-  longer accepts; TF 2.21 stopped passing it. Drop it on that TypeError only,
-  so the checkpointing chief runs on 2.20 as on the other versions."""
-  from google.protobuf import text_format  # pylint: disable=g-import-not-at-top
-  original = text_format.MessageToString
-
-  def message_to_string(message, **kwargs):
-    try:
-      return original(message, **kwargs)
-    except TypeError as e:
-      if "float_format" not in str(e):
-        raise
-      kwargs.pop("float_format")
-      return original(message, **kwargs)
-
-  text_format.MessageToString = message_to_string
-
-
-_tolerate_float_format()
-
 NUM_WORKERS = 2
 NAN_WORKER, NAN_STEP = 1, 2
 MANAGER_ARGS = dict(init_loss_scale=2**8, incr_every_n_steps=3,

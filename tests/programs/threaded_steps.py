@@ -31,8 +31,10 @@ if MODE == "tf1":
 
 import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-# Grow (or shrink) every 100 steps: 1600 steps move the scale 16 times.
-EXPONENTIAL = dict(incr_every_n_steps=100, decr_every_n_nan_or_inf=100,
+# Grow (or shrink) every THREADS * STEPS / 16 steps: the whole run moves the
+# scale 16 times, from 1 to 2**16 (or from 2**20 to 2**4).
+EVERY = THREADS * STEPS // 16
+EXPONENTIAL = dict(incr_every_n_steps=EVERY, decr_every_n_nan_or_inf=EVERY,
                    decr_ratio=0.5)
 
 
