@@ -1,6 +1,13 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Runs `scripts/train_mixed_precision.py --fast` and checks what it claims."""
+"""Runs `scripts/train_mixed_precision.py` and checks what it and the docs claim.
+
+`DemoTest` runs `--fast` (600 steps) on every TF it runs on; `QuickStartTest`
+runs the README's quick-start command as it is (3000 steps) where that takes
+seconds, not minutes. The figures docs/observability.md and the README quote
+are compared with these runs, so that a change to the demo, the package or
+TensorFlow that moves them fails here, not in a reader's hands.
+"""
 
 import glob
 import json
@@ -8,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import unittest
 
 from absl.testing import parameterized
 import tensorflow as tf
@@ -26,9 +34,50 @@ _UNSCALED_MIN_RATIO = 1.3  # Unscaled float16 at least 30% worse.
 _LABELS = ("float32", "float16, no loss scaling",
            "float16, FixedLossScaleManager",
            "float16, ExponentialUpdateLossScaleManager")
+_OBSERVABILITY = os.path.join(_REPO, "docs", "observability.md")
+_README = os.path.join(_REPO, "README.md")
 _ROW = re.compile(r"^(?P<label>float\S*(?:, [A-Za-z ]+)?)\s+"
                   r"(?P<loss>[0-9.e+-]+)\s+(?P<ratio>[0-9.]+)x\s+"
                   r"(?P<skipped>\d+|-)\s+(?P<scale>[0-9.e+]+|-)$")
+
+
+def _tf_minor():
+  return ".".join(tf.__version__.split(".")[:2])
+
+
+def _doc_table(name):
+  """The rows of the Markdown table below `<!-- demo-table: name -->`.
+
+  Returns:
+    A list of rows, each a list of its cells' text (the header and the
+    `|---|` line left out).
+  """
+  with open(_OBSERVABILITY, encoding="utf-8") as f:
+    text = f.read()
+  marker = "<!-- demo-table: {} -->".format(name)
+  assert marker in text, "docs/observability.md has no " + marker
+  lines = text.split(marker, 1)[1].strip().splitlines()
+  rows = []
+  for line in lines:
+    if not line.startswith("|"):
+      break
+    rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+  return rows[2:]
+
+
+def _run_demo(output_dir, *args):
+  """Runs the demo script; returns (CompletedProcess, rows by label)."""
+  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+  # The script puts its own checkout first on sys.path.
+  result = subprocess.run(
+      [sys.executable, _SCRIPT, "--output_dir", output_dir] + list(args),
+      env=env, capture_output=True, text=True, timeout=900, check=False)
+  rows = {}
+  for line in result.stdout.splitlines():
+    match = _ROW.match(line.strip())
+    if match:
+      rows[match.group("label").strip()] = match.groupdict()
+  return result, rows
 
 
 class DemoTest(tf.test.TestCase, parameterized.TestCase):
@@ -39,16 +88,7 @@ class DemoTest(tf.test.TestCase, parameterized.TestCase):
     cls.output_dir = os.path.join(
         os.environ.get("TEST_TMPDIR") or tf.compat.v1.test.get_temp_dir(),
         "demo_output")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-    # The script puts its own checkout first on sys.path.
-    cls.result = subprocess.run(
-        [sys.executable, _SCRIPT, "--fast", "--output_dir", cls.output_dir],
-        env=env, capture_output=True, text=True, timeout=600, check=False)
-    cls.rows = {}
-    for line in cls.result.stdout.splitlines():
-      match = _ROW.match(line.strip())
-      if match:
-        cls.rows[match.group("label").strip()] = match.groupdict()
+    cls.result, cls.rows = _run_demo(cls.output_dir, "--fast")
 
   def setUp(self):
     super().setUp()
@@ -93,6 +133,20 @@ class DemoTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(3, image.ndim)
     self.assertGreater(image.shape[1], image.shape[0])  # Two panels, wide.
 
+  def test_observability_md_quotes_this_run(self):
+    quoted = {row[0]: row[1:] for row in _doc_table("fast")}
+    if _tf_minor() not in quoted:
+      self.skipTest("docs/observability.md quotes --fast figures for TF {} "
+                    "only (the full suites' versions), not {}".format(
+                        ", ".join(quoted), _tf_minor()))
+    unscaled, fixed, exponential, skipped, scale = quoted[_tf_minor()]
+    exp_row = self.rows["float16, ExponentialUpdateLossScaleManager"]
+    self.assertEqual(
+        [unscaled, fixed, exponential, skipped, scale],
+        [self.rows["float16, no loss scaling"]["ratio"] + "x",
+         self.rows["float16, FixedLossScaleManager"]["ratio"] + "x",
+         exp_row["ratio"] + "x", exp_row["skipped"], exp_row["scale"]])
+
   @parameterized.parameters("fp16_fixed", "fp16_exponential")
   def test_event_files_hold_the_loss_scale(self, run):
     values = []
@@ -104,6 +158,52 @@ class DemoTest(tf.test.TestCase, parameterized.TestCase):
     self.assertNotEmpty(values)
     if run == "fp16_fixed":
       self.assertEqual({4096.0}, set(values))
+
+
+class QuickStartTest(tf.test.TestCase):
+  """The README's quick-start run, and the figures quoted from it."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    if _tf_minor() == "2.15":
+      raise unittest.SkipTest(
+          "TF 2.15's float16 CPU kernels take about 5 minutes for the full "
+          "demo; DemoTest checks its --fast run and figures instead")
+    cls.output_dir = os.path.join(
+        os.environ.get("TEST_TMPDIR") or tf.compat.v1.test.get_temp_dir(),
+        "quick_start_output")
+    cls.result, cls.rows = _run_demo(cls.output_dir)
+
+  def setUp(self):
+    super().setUp()
+    self.assertEqual(0, self.result.returncode, self.result.stderr[-3000:])
+
+  def test_observability_md_table_is_this_run(self):
+    quoted = _doc_table("full")
+    self.assertCountEqual(_LABELS, [row[0] for row in quoted])
+    for label, loss, ratio, skipped, scale in quoted:
+      row = self.rows[label]
+      # The float16 losses can move in the fourth digit from run to run
+      # (multi-threaded reductions), as the page says; nothing else may.
+      self.assertAllClose(float(loss), float(row["loss"]), rtol=1e-3,
+                          msg=label)
+      self.assertEqual([ratio, skipped, scale],
+                       [row["ratio"] + "x", row["skipped"], row["scale"]],
+                       msg=label)
+
+  def test_readme_sentence_is_this_run(self):
+    with open(_README, encoding="utf-8") as f:
+      readme = " ".join(f.read().split())
+    match = re.search(r"stalls at (\d+)x the fp32 loss; both loss-scaled "
+                      r"runs end within (\d+)% of fp32", readme)
+    self.assertIsNotNone(match, "the README's demo sentence changed")
+    ratio = lambda label: float(self.rows[label]["ratio"])
+    self.assertEqual(int(match[1]),
+                     round(ratio("float16, no loss scaling")))
+    worst_scaled = max(ratio("float16, FixedLossScaleManager"),
+                       ratio("float16, ExponentialUpdateLossScaleManager"))
+    self.assertEqual(int(match[2]), round(100 * (worst_scaled - 1)))
 
 
 if __name__ == "__main__":
