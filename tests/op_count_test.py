@@ -1,0 +1,87 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Pins the ops the optimizer adds per step, so that a costlier graph fails.
+
+On a CPU the package's per-step cost in graph mode is mostly per-op
+overhead, not arithmetic: every op the executor runs costs about a
+microsecond whatever its size, and the embedding step of
+`scripts/benchmark.py` is about 2 ms. Counting ops, unlike timing, is exact
+and free of noise, so a change that adds ops to every step shows here,
+without a timed test. If a change makes the step cheaper, lower the pin.
+
+For two fixed models (a dense layer, and an embedding whose gradient is
+`IndexedSlices`) under Adam, the test counts, against Adam alone:
+- the ops built into the graph;
+- the ops the Session runs for one finite step (its `RunMetadata`), after
+  TF's graph optimizations. This is the count that costs time every step.
+"""
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import contrib_mixed_precision as mp
+
+# (model, manager) -> (ops built, ops run per finite step), over bare Adam.
+# The exponential manager's update is most of the difference: it reads and
+# writes three variables under a mutex and computes TF 1.15's policy in
+# about twenty scalar ops (loss_scale.exponential_update).
+_PINNED = {
+    ("dense", "exponential"): (82, 56),
+    ("dense", "fixed"): (27, 11),
+    ("embedding", "exponential"): (85, 64),
+    ("embedding", "fixed"): (30, 20),
+}
+
+
+def _build_and_count(model, manager):
+  """Builds the model's train op; returns (ops built, ops run per step)."""
+  with tf.Graph().as_default() as graph:
+    if model == "embedding":
+      table = tf.compat.v1.get_variable("table", [1000, 16])
+      ids = tf.compat.v1.placeholder(tf.int32, [32])
+      loss = tf.reduce_sum(tf.square(tf.gather(table, ids)))
+      feed = {ids: np.arange(32) % 7}  # Duplicate rows, as in real batches.
+    else:
+      x = tf.compat.v1.placeholder(tf.float32, [8, 64])
+      w = tf.compat.v1.get_variable("w", [64, 64])
+      b = tf.compat.v1.get_variable("b", [64])
+      loss = tf.reduce_sum(tf.square(tf.matmul(x, w) + b))
+      feed = {x: np.ones([8, 64], np.float32)}
+    opt = tf.compat.v1.train.AdamOptimizer(1e-3)
+    if manager == "exponential":
+      opt = mp.LossScaleOptimizer(
+          opt, mp.ExponentialUpdateLossScaleManager(2**15, 2))
+    elif manager == "fixed":
+      opt = mp.LossScaleOptimizer(opt, mp.FixedLossScaleManager(2**15))
+    train_op = opt.minimize(loss)
+    built = len(graph.get_operations())
+    with tf.compat.v1.Session() as sess:
+      sess.run(tf.compat.v1.global_variables_initializer())
+      sess.run(train_op, feed)  # Adam creates nothing late, but be sure.
+      metadata = tf.compat.v1.RunMetadata()
+      sess.run(train_op, feed,
+               options=tf.compat.v1.RunOptions(
+                   trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
+               run_metadata=metadata)
+      ran = sum(len(d.node_stats) for d in metadata.step_stats.dev_stats)
+  return built, ran
+
+
+class OpCountTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.parameters(*sorted(_PINNED))
+  def test_ops_added_per_step(self, model, manager):
+    bare_built, bare_ran = _build_and_count(model, None)
+    built, ran = _build_and_count(model, manager)
+    self.assertEqual(
+        (built - bare_built, ran - bare_ran), _PINNED[model, manager],
+        msg="(ops built, ops run per step) over bare Adam changed for the "
+        "{} model with the {} manager: every op runs on every step. Fewer "
+        "is a win: lower the pin in tests/op_count_test.py. More needs a "
+        "reason, and a benchmark (scripts/benchmark.py) that shows what it "
+        "costs.".format(model, manager))
+
+
+if __name__ == "__main__":
+  tf.test.main()
