@@ -53,6 +53,7 @@ import argparse
 import collections
 import datetime
 import json
+import math
 import os
 import platform
 import statistics
@@ -565,14 +566,50 @@ def _run_build_case(model_fn, inner_fn, configs, args, threads, earlier=None):
 
 
 def _add_barrier_points(rows):
-  """Each row's distance from `barrier`, in points of the bare step."""
+  """Each row's distance from `barrier` and `tf_mp`, in points of bare.
+
+  `points_over_barrier` compares medians. The paired figures compare within
+  each round, where the configurations ran moments apart: round r's
+  difference is 100 * (wall_r - other_r) / bare_r, and the median of those
+  comes with a 95% confidence interval (`_median_ci`). A goal ("within 2
+  points", "below tf_mp") is supported by the data when the whole interval
+  meets it.
+  """
   if "barrier" not in rows:
     return
+  bare = rows["bare"]["samples_ms"]
   for row in rows.values():
     row["points_over_barrier"] = 100 * (row["ratio"] -
                                         rows["barrier"]["ratio"])
     row["cpu_points_over_barrier"] = 100 * (row["cpu_ratio"] -
                                             rows["barrier"]["cpu_ratio"])
+    for other in ("barrier", "tf_mp"):
+      if other in rows:
+        diffs = [100 * (v - o) / b for v, o, b in zip(
+            row["samples_ms"], rows[other]["samples_ms"], bare)]
+        row["paired_points_over_" + other] = {
+            "median": statistics.median(diffs),
+            "ci95": _median_ci(diffs)}
+
+
+def _median_ci(values, confidence=0.95):
+  """A distribution-free confidence interval for the median of `values`.
+
+  The order statistics (k-th smallest, k-th largest) with the largest k for
+  which the median lies between them with probability `confidence` or more
+  (the binomial sign-test interval). None when there are too few values for
+  any such pair: 6 at least for 95%.
+  """
+  values = sorted(values)
+  n = len(values)
+  # P(fewer than k of n values fall below the median) = P(Bin(n, 1/2) < k).
+  below = lambda k: sum(math.comb(n, i) for i in range(k)) / 2**n
+  k = 0
+  while k + 1 <= n // 2 and 2 * below(k + 1) <= 1 - confidence:
+    k += 1
+  if k == 0:
+    return None
+  return [values[k - 1], values[n - k]]
 
 
 # ---------------------------------------------------------------------------
@@ -652,15 +689,37 @@ def _goals(results, config="lso_exp"):
       continue
     parts = ["{:+.1f} / {:+.1f} points over barrier (wall / cpu)".format(
         row["points_over_barrier"], row["cpu_points_over_barrier"])]
+    paired = row["paired_points_over_barrier"]
+    parts.append("paired {}".format(_paired_text(paired)))
     if mode in GRAPH_MODES:
       parts.append("within 2: {}".format(
-          "yes" if row["points_over_barrier"] <= 2.0 else "no"))
+          _verdict(paired, lambda x: x <= 2.0)))
     if "tf_mp" in rows:
-      parts.append("below tf_mp: {} ({:.3f} vs {:.3f})".format(
-          "yes" if row["ratio"] < rows["tf_mp"]["ratio"] else "no",
-          row["ratio"], rows["tf_mp"]["ratio"]))
+      vs_tf = row["paired_points_over_tf_mp"]
+      parts.append("below tf_mp: {} ({:.3f} vs {:.3f}; paired {})".format(
+          _verdict(vs_tf, lambda x: x < 0.0), row["ratio"],
+          rows["tf_mp"]["ratio"], _paired_text(vs_tf)))
     lines.append("{:<14} {}".format(case, "; ".join(parts)))
   return "\n".join(lines)
+
+
+def _paired_text(paired):
+  ci = paired["ci95"]
+  return "{:+.1f} [95% CI {}]".format(
+      paired["median"],
+      "{:+.1f}, {:+.1f}".format(*ci) if ci else "n/a: too few rounds")
+
+
+def _verdict(paired, holds):
+  """'yes' or 'no' when the whole 95% interval agrees, else 'not resolved'."""
+  ci = paired["ci95"]
+  if ci is None:
+    return "yes (median)" if holds(paired["median"]) else "no (median)"
+  if holds(ci[0]) and holds(ci[1]):
+    return "yes"
+  if not holds(ci[0]) and not holds(ci[1]):
+    return "no"
+  return "not resolved"
 
 
 # ---------------------------------------------------------------------------
@@ -899,7 +958,10 @@ def main(argv=None):
         "noise); -barr: points of the bare step over barrier (wall, cpu); "
         "ops: nodes the optimizer added to the graph, function bodies "
         "included; skips: steps skipped (must be 0).")
-  print("\ngoals (lso_exp):")
+  print("\ngoals (lso_exp): paired = the median over rounds of each round's "
+        "difference, in points of that round's bare step, with a "
+        "distribution-free 95% confidence interval; a goal reads yes or no "
+        "only when the whole interval agrees, else 'not resolved'.")
   print(_goals(results))
   print("\ntotal {:.0f}s, load at the end {}".format(
       machine["total_seconds"],
