@@ -13,7 +13,7 @@ scale doing, and is the run stuck at the minimum scale, skipping forever?
 
 import collections.abc
 import os
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 from absl import logging
 import tensorflow as tf
@@ -59,6 +59,71 @@ def _leaves(structure):
         yield item
       else:
         pending.extend(flat)
+
+
+class _ObservedSteps(NamedTuple):
+  """One entry per observable optimizer step, in the order they were built."""
+  finite: list  # Scalar bool tensors: the step's gradients were finite.
+  scales: list  # Scalar float32 tensors: the scale the step used.
+  floors: list  # Constants: the scale below which the step counts as stuck.
+  step_ops: list  # The step's ops, applied or skipped.
+
+
+def _observed_steps(graph) -> _ObservedSteps:
+  """Reads what each observable `LossScaleOptimizer` step filed in `graph`.
+
+  `apply_gradients` files four entries per optimizer (graph_keys.py); the
+  hook fetches them on the runs that execute that optimizer's step. An
+  `apply_gradients` built inside a TF1 cond or while body, a
+  control-flow-v2 cond branch or a `tf.function` cannot be observed (its
+  tensors cannot be fetched): it files only its name, and a warning names
+  any such step beside observable ones.
+
+  Raises:
+    RuntimeError: If no observable `LossScaleOptimizer.apply_gradients`
+      was built in `graph` (the message says why), or its collections were
+      edited inconsistently.
+  """
+  keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
+          GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
+  finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
+  # Strings; bytes once a MetaGraph round trip has been through them.
+  unobserved = [u.decode("utf-8", "replace") if isinstance(u, bytes) else
+                str(u) for u in graph.get_collection(
+                    GraphKeys.UNOBSERVED_STEPS)]
+  if not finite and unobserved:
+    raise RuntimeError(
+        "LossScaleHook cannot observe any LossScaleOptimizer in this "
+        "graph: {}. Their finite flag and scale exist only inside that "
+        "body, where a `session.run` cannot fetch them (a skipped "
+        "accumulation step has no value to fetch). Build "
+        "`apply_gradients` outside the cond, loop or function to use the "
+        "hook, or remove the hook.".format("; ".join(sorted(
+            set(unobserved)))))
+  if not finite:
+    raise RuntimeError(
+        "LossScaleHook found no LossScaleOptimizer in the graph: the "
+        "collection {!r} is empty. Build the train op with "
+        "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
+        "mode, in the graph the session runs, before the session is "
+        "created. With Estimator, build it in `model_fn` and pass the "
+        "hook as `training_hooks` or `train(hooks=...)`.".format(
+            GraphKeys.FINITE_GRADS))
+  if unobserved:
+    logging.warning(
+        "LossScaleHook observes %d LossScaleOptimizer step(s) but not "
+        "these, whose tensors cannot be fetched: %s. Their steps are not "
+        "counted, logged or guarded against a stuck scale.", len(finite),
+        "; ".join(sorted(set(unobserved))))
+  counts = [len(c) for c in (finite, scales, floors, step_ops)]
+  if len(set(counts)) != 1:
+    raise RuntimeError(
+        "LossScaleHook needs one entry per LossScaleOptimizer in each of "
+        "the collections {}, but found {} entries. Do not add to or clear "
+        "these collections yourself.".format(
+            ", ".join(repr(k) for k in keys),
+            ", ".join(str(c) for c in counts)))
+  return _ObservedSteps(finite, scales, floors, step_ops)
 
 
 class LossScaleStuckError(RuntimeError):
@@ -176,11 +241,7 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
   # -- SessionRunHook ------------------------------------------------------
 
   def begin(self):
-    """Finds the optimizers' tensors in the default graph.
-
-    An `apply_gradients` built inside a TF1 cond or while body, a
-    control-flow-v2 cond branch or a `tf.function` cannot be observed (its
-    tensors cannot be fetched); a warning names any beside observable ones.
+    """Finds the optimizers' tensors in the default graph (`_observed_steps`).
 
     Raises:
       RuntimeError: If no observable `LossScaleOptimizer.apply_gradients`
@@ -189,46 +250,8 @@ class LossScaleHook(tf.compat.v1.train.SessionRunHook):
     """
     graph = tf.compat.v1.get_default_graph()
     self._graph = graph
-    keys = (GraphKeys.FINITE_GRADS, GraphKeys.LOSS_SCALE,
-            GraphKeys.MIN_LOSS_SCALE, GraphKeys.STEP_OPS)
-    finite, scales, floors, step_ops = [graph.get_collection(k) for k in keys]
-    # Strings; bytes once a MetaGraph round trip has been through them.
-    unobserved = [u.decode("utf-8", "replace") if isinstance(u, bytes) else
-                  str(u) for u in graph.get_collection(
-                      GraphKeys.UNOBSERVED_STEPS)]
-    if not finite and unobserved:
-      raise RuntimeError(
-          "LossScaleHook cannot observe any LossScaleOptimizer in this "
-          "graph: {}. Their finite flag and scale exist only inside that "
-          "body, where a `session.run` cannot fetch them (a skipped "
-          "accumulation step has no value to fetch). Build "
-          "`apply_gradients` outside the cond, loop or function to use the "
-          "hook, or remove the hook.".format("; ".join(sorted(
-              set(unobserved)))))
-    if not finite:
-      raise RuntimeError(
-          "LossScaleHook found no LossScaleOptimizer in the graph: the "
-          "collection {!r} is empty. Build the train op with "
-          "`LossScaleOptimizer.apply_gradients` (or `minimize`) in graph "
-          "mode, in the graph the session runs, before the session is "
-          "created. With Estimator, build it in `model_fn` and pass the "
-          "hook as `training_hooks` or `train(hooks=...)`.".format(
-              GraphKeys.FINITE_GRADS))
-    if unobserved:
-      logging.warning(
-          "LossScaleHook observes %d LossScaleOptimizer step(s) but not "
-          "these, whose tensors cannot be fetched: %s. Their steps are not "
-          "counted, logged or guarded against a stuck scale.", len(finite),
-          "; ".join(sorted(set(unobserved))))
+    finite, scales, floors, step_ops = _observed_steps(graph)
     self._warn_if_info_is_hidden()
-    counts = [len(c) for c in (finite, scales, floors, step_ops)]
-    if len(set(counts)) != 1:
-      raise RuntimeError(
-          "LossScaleHook needs one entry per LossScaleOptimizer in each of "
-          "the collections {}, but found {} entries. Do not add to or clear "
-          "these collections yourself.".format(
-              ", ".join(repr(k) for k in keys),
-              ", ".join(str(c) for c in counts)))
     self._finite = finite
     self._scales = scales
     self._step_ops = [_as_op(op) for op in step_ops]
