@@ -306,8 +306,34 @@ def plan_rewrites(analysis: resolve.Analysis, plan) -> Plan:
       result.lines.add(analysis.line(node))
     else:
       result.left.append((analysis.line(node), _not_provided(module, name)))
+  _dotted_imports(analysis, plan, result)
   result.left.sort()
   return result
+
+
+def _dotted_imports(analysis: resolve.Analysis, plan, result: Plan) -> None:
+  """`import tensorflow.contrib.layers` -> `import tensorflow`, once unused.
+
+  libcst binds such an import as the dotted name, read by the
+  `tensorflow.contrib.layers` attribute nodes; when each of those is the
+  object of a rewritten use, only the root name is still needed.
+  """
+  for scope in set(analysis.scopes.values()):
+    for assignment in scope.assignments:
+      node = getattr(assignment, "node", None)
+      if not (isinstance(assignment, metadata.ImportAssignment) and
+              isinstance(node, cst.Import) and "." in assignment.name and
+              syntax.normalize(assignment.name) in EXACT):
+        continue
+      names = [r.node for r in assignment.references]
+      if not names or any(analysis.parents.get(n) not in plan.replace
+                          for n in names):
+        continue
+      alias = next((a for a in node.names if a.asname is None and
+                    syntax.dotted(a.name) == assignment.name), None)
+      if alias is not None:
+        plan.rename_aliases[alias] = assignment.name.split(".")[0]
+        result.lines.add(analysis.line(node))
 
 
 def moved_import(alias: cst.ImportAlias,

@@ -23,16 +23,16 @@ the result still trains.
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import sys
 import tempfile
 
-import numpy as np
+from absl.testing import parameterized
 import tensorflow as tf
 
 from contrib_mp_upgrade import cli
+from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
 import policy_reference
 import upgrade_fixture_util as util
@@ -41,7 +41,6 @@ _TRAIN = '''\
 """Trains a small slim-style regression net with fp16 loss scaling."""
 from __future__ import print_function
 
-import json
 
 import numpy as np
 import {tf_import}
@@ -329,6 +328,79 @@ class ContribToSlimTest(tf.test.TestCase):
     self.assertIsNot(tf_slim.summaries, layers.summaries)
     for name in ("embed_sequence", "bow_encoder", "feature_column"):
       self.assertFalse(hasattr(tf_slim, name), msg=name)
+
+
+# (input, output) of `upgrade_source(..., contrib_to_slim=True)`: every
+# import style resolve.py understands, and the bindings that go or stay.
+_STYLES = (
+    ("getattr_and_compat_v1",
+     "import tensorflow.compat.v1 as tf\n"
+     "f = getattr(tf.contrib.layers, 'fully_connected')\n"
+     "s = tf.contrib.slim.arg_scope\n",
+     "import tensorflow.compat.v1 as tf\nimport tf_slim\n"
+     "f = tf_slim.fully_connected\ns = tf_slim.arg_scope\n"),
+    ("dotted_import_becomes_its_root",
+     "import tensorflow.contrib.layers\n"
+     "x = tensorflow.contrib.layers.flatten(y)\n",
+     "import tensorflow\nimport tf_slim\nx = tf_slim.flatten(y)\n"),
+    ("module_alias_kept_while_a_use_needs_it",
+     "import tensorflow.contrib.slim as slim\n"
+     "x = slim.fully_connected(y, 2)\nz = slim.learning.train\n",
+     "import tensorflow.contrib.slim as slim\nimport tf_slim\n"
+     "x = tf_slim.fully_connected(y, 2)\nz = slim.learning.train\n"),
+    ("from_contrib_beside_mixed_precision_and_opt",
+     "from tensorflow.contrib import layers, mixed_precision, opt\n"
+     "x = layers.flatten(y)\nm = mixed_precision.FixedLossScaleManager(2)\n"
+     "o = opt.LazyAdamOptimizer\n",
+     "from tensorflow.contrib import opt\nimport tf_slim as layers\n"
+     "import contrib_mixed_precision as mixed_precision\n"
+     "x = layers.flatten(y)\nm = mixed_precision.FixedLossScaleManager(2)\n"
+     "o = opt.LazyAdamOptimizer\n"),
+    ("function_local_import_after_docstring_and_future",
+     '"""Doc."""\nfrom __future__ import division\n\n\ndef f():\n'
+     "  import tensorflow as tf\n"
+     "  from tensorflow.contrib.framework import arg_scope as scope\n"
+     "  return tf.contrib.layers.flatten(scope)\n",
+     '"""Doc."""\nfrom __future__ import division\nimport tf_slim\n\n\n'
+     "def f():\n  import tensorflow as tf\n"
+     "  from tf_slim import arg_scope as scope\n"
+     "  return tf_slim.flatten(scope)\n"),
+    ("crlf_kept",
+     "import tensorflow as tf\r\nx = tf.contrib.layers.flatten(y)\r\n",
+     "import tensorflow as tf\r\nimport tf_slim\r\nx = tf_slim.flatten(y)\r\n"),
+    ("star_import_left",
+     "from tensorflow.contrib.slim import *\nx = fully_connected(y, 2)\n",
+     "from tensorflow.contrib.slim import *\nx = fully_connected(y, 2)\n"),
+)
+
+
+class RewriteStylesTest(tf.test.TestCase, parameterized.TestCase):
+  """The rewrite of each import style, without running TensorFlow."""
+
+  @parameterized.named_parameters(*_STYLES)
+  def test_style(self, source, expected):
+    result = rewrite.upgrade_source(source.encode(), contrib_to_slim=True)
+    self.assertEqual(result.new_source.decode(), expected)
+    again = rewrite.upgrade_source(result.new_source, contrib_to_slim=True)
+    self.assertEqual(again.new_source, result.new_source)
+    self.assertFalse(again.changed)
+
+  def test_a_file_that_binds_tf_slim_itself_is_left_and_warned(self):
+    source = (b"import tensorflow as tf\ntf_slim = None\n"
+              b"x = tf.contrib.layers.flatten(y)\n")
+    result = rewrite.upgrade_source(source, contrib_to_slim=True)
+    self.assertEqual(result.new_source, source)
+    self.assertEqual(result.warnings, [(0, (
+        "this file binds the name `tf_slim` itself (line 2), so "
+        "--contrib-to-slim rewrote nothing in it; rename that binding and "
+        "run again"))])
+    self.assertEqual(result.other_contrib, {"layers": [3]})
+
+  def test_without_the_flag_the_source_is_kept(self):
+    for _, source, _ in _STYLES:
+      result = rewrite.upgrade_source(source.encode())
+      self.assertNotIn(b"tf_slim", result.new_source)
+      self.assertFalse(result.slim_lines)
 
 
 if __name__ == "__main__":
