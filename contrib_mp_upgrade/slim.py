@@ -5,7 +5,7 @@
 `tf_slim` (the tf-slim package) is TF 1.15's `tf.contrib.layers`,
 `tf.contrib.framework` (`arg_scope` and the variables functions) and
 `tf.contrib.slim` moved out of TensorFlow with their code unchanged. Where a
-file uses one of those names, and only then, `plan` rewrites it to the same
+file uses one of those names, and only then, `plan_rewrites` rewrites it to the same
 name under `tf_slim`:
 
 * `tf.contrib.layers.fully_connected(...)` -> `tf_slim.fully_connected(...)`
@@ -18,7 +18,7 @@ name under `tf_slim`:
 
 Everything else (a name `tf_slim` lacks, a deeper module path, a star
 import, the module object passed around) is left as it was and reported,
-with the reason. `rewrite.upgrade_source` calls `plan` on the same analysis
+with the reason. `rewrite.upgrade_source` calls `plan_rewrites` on the same analysis
 as its own rewrite, so the edits share one pass and one set of line numbers.
 """
 
@@ -100,14 +100,14 @@ EXACT = {
 
 
 def may_apply(source: bytes) -> bool:
-  """Whether `source` can hold anything `plan` rewrites (a fast check)."""
+  """Whether `source` can hold anything `plan_rewrites` rewrites (fast)."""
   return b"contrib" in source and (
       b"layers" in source or b"framework" in source or b"slim" in source)
 
 
 @dataclasses.dataclass
 class Plan:
-  """What `plan` decided, besides the entries it added to the rewrite plan.
+  """What `plan_rewrites` decided, besides what it put in the rewrite plan.
 
   Attributes:
     replaced: The expressions replaced (keys of the rewrite plan's
@@ -123,6 +123,8 @@ class Plan:
 
   def handles(self, node: cst.CSTNode, analysis: resolve.Analysis) -> bool:
     """Whether `node` is, or is inside, an expression this pass replaced."""
+    if not self.replaced:
+      return False
     chosen = set(self.replaced)
     return node in chosen or any(p in chosen for p in analysis.ancestors(node))
 
@@ -212,8 +214,9 @@ def _rebind(analysis, plan, assignment, module: str,
     return False
   if isinstance(assignment, metadata.ImportAssignment):
     if "." in assignment.name or isinstance(node.names, cst.ImportStar):
-      return False  # `import tensorflow.contrib.layers`: its uses are
-      # rewritten one by one.
+      # `import tensorflow.contrib.layers`: its uses are rewritten one by
+      # one (see `_dotted_imports`).
+      return False
     alias = next(a for a in node.names
                  if syntax.binding_name(a) == assignment.name)
     if isinstance(node, cst.Import):

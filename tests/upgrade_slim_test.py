@@ -41,6 +41,7 @@ _TRAIN = '''\
 """Trains a small slim-style regression net with fp16 loss scaling."""
 from __future__ import print_function
 
+import json
 
 import numpy as np
 import {tf_import}
