@@ -397,6 +397,17 @@ class RewriteStylesTest(tf.test.TestCase, parameterized.TestCase):
         "run again"))])
     self.assertEqual(result.other_contrib, {"layers": [3]})
 
+  def test_infile_mode_takes_the_flag(self):
+    tmp = tempfile.mkdtemp(prefix="upgrade_slim_test_")
+    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    infile, outfile = (os.path.join(tmp, n) for n in ("in.py", "out.py"))
+    _write(tmp, {"in.py": _STYLES[0][1]})
+    status, _, err = _main("--infile", infile, "--outfile", outfile,
+                           "--reportfile", os.path.join(tmp, "r.txt"),
+                           "--contrib_to_slim")
+    self.assertEqual(status, 0, err)
+    self.assertEqual(_read(outfile), _STYLES[0][2])
+
   def test_without_the_flag_the_source_is_kept(self):
     for _, source, _ in _STYLES:
       result = rewrite.upgrade_source(source.encode())
