@@ -1,12 +1,12 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""`--contrib-to-slim`: TF 1.15 contrib names that `tf_slim` provides, rewritten.
+"""`--contrib-to-slim`: the TF 1.15 contrib names `tf_slim` has, rewritten.
 
 `tf_slim` (the tf-slim package) is TF 1.15's `tf.contrib.layers`,
 `tf.contrib.framework` (`arg_scope` and the variables functions) and
 `tf.contrib.slim` moved out of TensorFlow with their code unchanged. Where a
-file uses one of those names, and only then, `plan_rewrites` rewrites it to the same
-name under `tf_slim`:
+file uses one of those names, and only then, `plan_rewrites` rewrites it to
+the same name under `tf_slim`:
 
 * `tf.contrib.layers.fully_connected(...)` -> `tf_slim.fully_connected(...)`
   (whatever `tf` is bound to, and through `layers = tf.contrib.layers`);
@@ -18,8 +18,9 @@ name under `tf_slim`:
 
 Everything else (a name `tf_slim` lacks, a deeper module path, a star
 import, the module object passed around) is left as it was and reported,
-with the reason. `rewrite.upgrade_source` calls `plan_rewrites` on the same analysis
-as its own rewrite, so the edits share one pass and one set of line numbers.
+with the reason. `rewrite.upgrade_source` calls `plan_rewrites` on the
+analysis of its own rewrite, so the edits share one pass and one set of
+line numbers.
 """
 
 import dataclasses
