@@ -39,6 +39,7 @@ The modules, in the order a run uses them:
 * `resolve`: name resolution, which TF path an expression is, per scope;
 * `uses`: use classification, what to rewrite and what to report;
 * `guards`: why a rewrite may not run on TF 2 (version checks, fallbacks);
+* `slim`: `--contrib-to-slim`, the contrib names `tf_slim` provides;
 * `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan;
 * `report`: the report text.
 

@@ -17,14 +17,15 @@ import dataclasses
 from typing import Dict, List, Optional, Tuple
 
 # Other tf.contrib modules, and their maintained successor.
-_SLIM = ("`tf_slim` provides it unchanged: `pip install "
-         "'contrib_mixed_precision[slim]'`, then `import tf_slim` and use "
-         "{}")
+_SLIM = ("`tf_slim` provides {} unchanged, as `tf_slim.X` (not "
+         "`tf_slim.layers.X`, which lacks the initializers and "
+         "regularizers): --contrib-to-slim rewrites those uses and lists "
+         "the rest, then `pip install 'contrib_mixed_precision[slim]'`")
 _SUCCESSORS = {
-    "layers": _SLIM.format("`tf_slim.layers.X`"),
-    "framework": _SLIM.format("`tf_slim.X` (`arg_scope`, `add_arg_scope`, "
-                              "the variables functions)"),
-    "slim": _SLIM.format("`tf_slim.X`"),
+    "layers": _SLIM.format("most of it"),
+    "framework": _SLIM.format("`arg_scope`, `add_arg_scope` and the "
+                              "variables functions"),
+    "slim": _SLIM.format("most of it"),
     "training": (
         "no drop-in exists: replace `HParams` with a dict or "
         "`types.SimpleNamespace` (its string `parse()` has no successor)"),

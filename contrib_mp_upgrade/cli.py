@@ -7,6 +7,7 @@ It takes the flags `tf_upgrade_v2` users know:
 ```
 contrib-mp-upgrade --intree old/ --outtree new/ --reportfile report.txt
 contrib-mp-upgrade --intree old/ --outtree new/ --tf_upgrade_v2
+contrib-mp-upgrade --intree old/ --outtree new/ --contrib-to-slim
 contrib-mp-upgrade --infile train.py --outfile train_tf2.py
 contrib-mp-upgrade --intree src/ --inplace
 contrib-mp-upgrade --intree src/ --dry_run      # prints a diff, writes nothing
@@ -23,6 +24,7 @@ from typing import Callable, List, Optional, Sequence
 from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import report as report_lib
+from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 from contrib_mp_upgrade import tree
 
@@ -124,13 +126,16 @@ def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
 
 
 def _find_blockers(plan: tree.Plan,
-                   tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> None:
+                   tf_summary: Optional[tf_upgrade_v2_pass.Summary],
+                   contrib_to_slim: bool = False) -> None:
   """Reads what still stops each final output on TF 2.
 
   Where `tf_upgrade_v2` changed a file, the other `tf.contrib` modules it
   converted are no longer reported as left to do. Where some entry script
   of the tree already turns graph mode on, library modules' Session code is
-  taken to run under it.
+  taken to run under it. After `--contrib-to-slim`, what is left of the
+  modules `tf_slim` replaces has no exact equivalent there, and its fix
+  says so.
   """
   python = [e for e in plan.python() if e.result.error is None]
   graph_mode = any(blockers.switches_graph_mode(e.output) for e in python)
@@ -139,6 +144,12 @@ def _find_blockers(plan: tree.Plan,
     if graph_mode and not blockers.is_script(entry.output):
       entry.blockers = [b for b in entry.blockers
                         if b.what != blockers.SESSION]
+    if contrib_to_slim:
+      entry.blockers = [
+          dataclasses.replace(b, fix=slim.LEFT_FIX)
+          if b.what in ("tf.contrib.layers", "tf.contrib.framework",
+                        "tf.contrib.slim") else b
+          for b in entry.blockers]
     if tf_summary is not None and entry.name in tf_summary.advice:
       entry.blockers.insert(0, blockers.Blocker(
           "the rest of the TF1 API (tf_upgrade_v2 could not convert the "
@@ -156,7 +167,8 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
         dry_run: bool = False, tf_upgrade_v2: bool = False,
         reportfile: Optional[str] = DEFAULT_REPORT,
         progress: Optional[Callable[[int, int], None]] = None,
-        jobs: Optional[int] = None) -> Outcome:
+        jobs: Optional[int] = None,
+        contrib_to_slim: bool = False) -> Outcome:
   """Upgrades a file or a tree and writes the report; the library form.
 
   Everything is read and decided first; then the output and the report are
@@ -176,6 +188,9 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     progress: Called with `(files done, files in all)` while a tree is
       converted, if given.
     jobs: Worker processes for a tree; None for one per core.
+    contrib_to_slim: Also rewrite the `tf.contrib.layers`, `framework`
+      and `slim` names that `tf_slim` provides unchanged (before
+      `tf_upgrade_v2` runs, so it never converts them differently).
 
   Returns:
     An `Outcome`.
@@ -197,17 +212,18 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
           "and run `tf_upgrade_v2` yourself afterwards.".format(
               sys.executable))
   if infile is not None:
-    plan = tree.scan_file(infile, infile)
+    plan = tree.scan_file(infile, infile, contrib_to_slim)
     source = infile
     destination = "in place" if inplace else (outfile or "nothing (dry run)")
   else:
-    plan = tree.scan_tree(intree, copy_other_files, progress, jobs)
+    plan = tree.scan_tree(intree, copy_other_files, progress, jobs,
+                          contrib_to_slim)
     source = intree
     destination = "in place" if inplace else (outtree or "nothing (dry run)")
   tf_summary = None
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
-  _find_blockers(plan, tf_summary)
+  _find_blockers(plan, tf_summary, contrib_to_slim)
   text = report_lib.render(plan, source, destination, tf_summary)
   diffs = [_diff(e.name, e.source, e.output)
            for e in plan.python() if e.changed]
@@ -290,6 +306,7 @@ def parser() -> argparse.ArgumentParser:
           "Examples:\n"
           "  {0} --intree old/ --outtree new/\n"
           "  {0} --intree old/ --outtree new/ --tf_upgrade_v2\n"
+          "  {0} --intree old/ --outtree new/ --contrib-to-slim\n"
           "  {0} --infile train.py --outfile train_tf2.py\n"
           "  {0} --intree src/ --inplace\n"
           "  {0} --intree src/ --dry_run\n"
@@ -318,6 +335,15 @@ def parser() -> argparse.ArgumentParser:
       action="store_true",
       help="also run TensorFlow's tf_upgrade_v2 command over the result "
       "(needs TensorFlow installed) and include its findings in the report")
+  result.add_argument(
+      "--contrib-to-slim", "--contrib_to_slim", dest="contrib_to_slim",
+      action="store_true",
+      help="also rewrite the tf.contrib.layers, tf.contrib.framework "
+      "(arg_scope, variables) and tf.contrib.slim names that tf_slim "
+      "provides unchanged, such as tf.contrib.layers.fully_connected -> "
+      "tf_slim.fully_connected; the report lists every use left as it was, "
+      "and why. The result needs tf_slim: pip install "
+      "'contrib_mixed_precision[slim]'")
   result.add_argument(
       "--dry_run", "--dry-run", dest="dry_run", action="store_true",
       help="print a diff and the report; write nothing")
@@ -359,7 +385,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   inplace=args.inplace, copy_other_files=args.copyotherfiles,
                   dry_run=args.dry_run, tf_upgrade_v2=args.tf_upgrade_v2,
                   reportfile=None if args.dry_run else args.reportfile,
-                  progress=progress, jobs=args.jobs)
+                  progress=progress, jobs=args.jobs,
+                  contrib_to_slim=args.contrib_to_slim)
   except (UpgradeError, OSError) as e:
     print("{}: error: {}".format(PROG, e), file=sys.stderr)
     return 1

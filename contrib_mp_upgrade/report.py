@@ -12,6 +12,7 @@ input file; the few numbers of the output file are labelled "output line".
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 from contrib_mp_upgrade import tree
 
@@ -84,8 +85,10 @@ def render(plan: tree.Plan, source: str, destination: str,
   out.extend(_before_you_run(python, tf_summary is not None))
 
   if changed:
-    out.append("Converted (tf.contrib.mixed_precision -> {}): {}".format(
-        rewrite.PACKAGE, _plural(len(changed), "file")))
+    out.append("Converted (tf.contrib.mixed_precision -> {}{}): {}".format(
+        rewrite.PACKAGE, "; tf.contrib.layers, framework and slim -> "
+        "tf_slim" if any(e.result.slim_lines for e in python) else "",
+        _plural(len(changed), "file")))
     out.append("-" * 79)
     for entry in changed:
       out.extend(_file_block(entry, tf_issues.get(entry.name),
@@ -117,6 +120,7 @@ def render(plan: tree.Plan, source: str, destination: str,
     for entry in others:
       out.append("{}: {}".format(entry.name,
                                  _contrib_summary(entry.result.other_contrib)))
+      out.extend(_slim_left(entry.result))
     out.append("")
 
   layers = [e for e in python
@@ -157,6 +161,7 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
                                                     added.text))
   for line, message in result.warnings:
     out.append("  {}: WARNING: {}".format(line, message))
+  out.extend(_slim_left(result))
   if result.other_contrib:
     out.append("  still uses other tf.contrib modules (not converted): " +
                _contrib_summary(result.other_contrib))
@@ -180,6 +185,23 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
   return out
 
 
+def _slim_left(result) -> List[str]:
+  """The uses `--contrib-to-slim` left, each with why."""
+  return ["  {}: not rewritten to tf_slim: {}".format(line, why)
+          for line, why in result.slim_left]
+
+
+def _slim_note(python: List[tree.Entry]) -> List[str]:
+  slimmed = [e for e in python if e.result.slim_lines]
+  if not slimmed:
+    return []
+  return ["Rewritten to tf_slim (--contrib-to-slim): {} in {} (first: {}). "
+          "tf_slim must be installed where they run: {}.".format(
+              _plural(sum(len(e.result.slim_lines) for e in slimmed),
+                      "line"), _plural(len(slimmed), "file"),
+              ", ".join(e.name for e in slimmed[:3]), slim.INSTALL)]
+
+
 def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
   """The summary at the top: how many files run as they are, and why not."""
   readable = [e for e in python if not e.result.error]
@@ -198,6 +220,7 @@ def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
                           "" if tf_ran else
                           ", once tf_upgrade_v2 has converted the rest of "
                           "the TF1 API (--tf_upgrade_v2)")]
+  out.extend(_slim_note(python))
   if ranked:
     out.append("What still stops the others, most files first (each "
                "converted file's block below repeats its own):")
@@ -310,6 +333,9 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if plan.skipped:
     todo.append("check the {} listed above.".format(
         _plural(len(plan.skipped), "skipped path")))
+  if any(e.result.slim_lines for e in python):
+    todo.append("install tf_slim where the output runs ({}): the "
+                "rewritten files import it.".format(slim.INSTALL))
   if not todo:
     todo.append("nothing this command knows of.")
   out.extend("  - " + t for t in todo)

@@ -37,6 +37,7 @@ except ImportError as e:
 from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import resolve
+from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import syntax
 from contrib_mp_upgrade import uses
 
@@ -90,6 +91,10 @@ class FileResult:
       not parse), or None.
     mentions_api: Whether the file's bytes mention contrib's
       `mixed_precision`; used to make `error` loud when it matters.
+    slim_lines: With `--contrib-to-slim`, the input lines rewritten to
+      `tf_slim`.
+    slim_left: With `--contrib-to-slim`, `(line, why)` for each
+      `tf.contrib.layers`/`framework`/`slim` use left unchanged.
   """
   new_source: bytes
   changes: List[Change] = dataclasses.field(default_factory=list)
@@ -101,6 +106,8 @@ class FileResult:
   bare_layers: List[int] = dataclasses.field(default_factory=list)
   error: Optional[str] = None
   mentions_api: bool = False
+  slim_lines: List[int] = dataclasses.field(default_factory=list)
+  slim_left: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
 
   @property
   def changed(self) -> bool:
@@ -139,7 +146,7 @@ class _Rewriter(cst.CSTTransformer):
     name = self.plan.replace.get(original_node)
     if name is None:
       return updated_node
-    return cst.Name(name)
+    return syntax.dotted_node(name) if "." in name else cst.Name(name)
 
   def leave_Attribute(self, original_node, updated_node):
     return self._leave_expression(original_node, updated_node)
@@ -268,6 +275,9 @@ class _Rewriter(cst.CSTTransformer):
     kept, extra = [], []
     for alias in node.names:
       if alias in self.plan.remove_aliases:
+        continue
+      if alias in self.plan.move_aliases:
+        extra.append(slim.moved_import(alias, self.plan.move_aliases[alias]))
         continue
       name = syntax.dotted(alias.name)
       full = module + "." + name
@@ -454,12 +464,21 @@ def _parse_error(source: bytes, error: Exception) -> str:
                                                                    hint)
 
 
-def upgrade_source(source: bytes) -> FileResult:
+def needs_libcst(source: bytes, contrib_to_slim: bool = False) -> bool:
+  """Whether `upgrade_source` may rewrite `source` (else it only reads it)."""
+  return b"mixed_precision" in source or (contrib_to_slim and
+                                          slim.may_apply(source))
+
+
+def upgrade_source(source: bytes,
+                   contrib_to_slim: bool = False) -> FileResult:
   """Upgrades one Python source.
 
   Args:
     source: The file's bytes. The encoding is detected as Python does (a
       coding cookie, else UTF-8) and kept, as are the line endings.
+    contrib_to_slim: Also rewrite the `tf.contrib.layers`, `framework` and
+      `slim` names that `tf_slim` provides unchanged (see `slim`).
 
   Returns:
     A `FileResult`. When the source cannot be decoded or parsed, or does
@@ -467,7 +486,7 @@ def upgrade_source(source: bytes) -> FileResult:
   """
   mentions = b"mixed_precision" in source and b"contrib" in source
   error = decode_error(source)
-  if error is None and b"mixed_precision" not in source:
+  if error is None and not needs_libcst(source, contrib_to_slim):
     # Nothing here can be a target, so libcst (slow) is not needed: the
     # standard library's parser reads what the report lists.
     return _scan_only(source)
@@ -481,7 +500,7 @@ def upgrade_source(source: bytes) -> FileResult:
   if b"contrib" not in source and b"layers" not in source:
     return FileResult(new_source=source)  # Nothing this command reports.
   try:
-    return _upgrade_tree(source, tree, mentions)
+    return _upgrade_tree(source, tree, mentions, contrib_to_slim)
   except RecursionError:
     # libcst recurses per nesting level; generated code can go deeper
     # than the interpreter allows.
@@ -512,8 +531,8 @@ def _scan_only(source: bytes) -> FileResult:
                     bare_layers=found.bare_layers)
 
 
-def _upgrade_tree(source: bytes, tree: cst.Module,
-                  mentions: bool) -> FileResult:
+def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
+                  contrib_to_slim: bool) -> FileResult:
   """`upgrade_source` for a parsed module."""
   wrapper = metadata.MetadataWrapper(tree, unsafe_skip_copy=True)
   analysis = resolve.Analysis(wrapper)
@@ -521,6 +540,9 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
   analysis.module.visit(collector)
   plan = uses.Plan()
   uses.contrib_objects(analysis, plan)
+  to_slim = slim.Plan()
+  if contrib_to_slim:
+    to_slim = slim.plan_rewrites(analysis, plan)
   targets = uses.outermost(collector.replace, analysis)
   alias_name = None
   for node in targets:
@@ -545,8 +567,16 @@ def _upgrade_tree(source: bytes, tree: cst.Module,
       old_node, new = parent, new + "." + parent.attr.value
     rewriter._note(  # pylint: disable=protected-access
         node, analysis.line(node), syntax.code(old_node), new)
-  result = FileResult(new_source=source, mentions_api=mentions)
-  other = collector.other + rewriter.other
+  for node in to_slim.replaced:
+    rewriter._note(  # pylint: disable=protected-access
+        node, analysis.line(node), syntax.code(node), plan.replace[node])
+  result = FileResult(new_source=source, mentions_api=mentions,
+                      slim_lines=sorted(to_slim.lines),
+                      slim_left=to_slim.left)
+  if to_slim.warning is not None:
+    rewriter.warnings.append((0, to_slim.warning))
+  other = [use for use, node in zip(collector.other, collector.other_nodes)
+           if not to_slim.handles(node, analysis)] + rewriter.other
   for module, line in sorted(other, key=lambda x: (x[0], x[1])):
     result.other_contrib.setdefault(module, []).append(line)
   result.legacy_layers = sorted(set(collector.layers + rewriter.layers))

@@ -93,8 +93,9 @@ def _inside(path: str, directory: str) -> bool:
   return os.path.commonpath([path, directory]) == directory
 
 
-def _python_entry(name: str, path: str, data: bytes) -> Entry:
-  result = rewrite.upgrade_source(data)
+def _python_entry(name: str, path: str, data: bytes,
+                  contrib_to_slim: bool) -> Entry:
+  result = rewrite.upgrade_source(data, contrib_to_slim)
   return Entry(name=name, path=path, kind="python", result=result,
                source=data, output=result.new_source)
 
@@ -114,7 +115,8 @@ def _workers() -> int:
 
 def upgrade_all(entries: List[Entry],
                 progress: Optional[Callable[[int, int], None]] = None,
-                jobs: Optional[int] = None) -> None:
+                jobs: Optional[int] = None,
+                contrib_to_slim: bool = False) -> None:
   """Fills in `result` and `output` of each Python entry that has `source`.
 
   A file that cannot use the API is read with the standard library's
@@ -127,11 +129,14 @@ def upgrade_all(entries: List[Entry],
     entries: The entries; each has `source` set.
     progress: Called with `(done, total)` as files finish, if given.
     jobs: Worker processes; None for one per available core.
+    contrib_to_slim: Passed to `rewrite.upgrade_source`.
   """
   total = len(entries)
   done = 0
-  heavy = [e for e in entries if b"mixed_precision" in e.source]
-  light = [e for e in entries if b"mixed_precision" not in e.source]
+  heavy = [e for e in entries
+           if rewrite.needs_libcst(e.source, contrib_to_slim)]
+  light = [e for e in entries
+           if not rewrite.needs_libcst(e.source, contrib_to_slim)]
 
   def finish(entry: Entry, result: rewrite.FileResult) -> None:
     nonlocal done
@@ -141,23 +146,24 @@ def upgrade_all(entries: List[Entry],
       progress(done, total)
 
   for entry in light:
-    finish(entry, rewrite.upgrade_source(entry.source))
+    finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
   jobs = _workers() if jobs is None else jobs
   lines = sum(e.source.count(b"\n") for e in heavy)
   if jobs < 2 or len(heavy) < 2 or lines < _PARALLEL_LINES:
     for entry in heavy:
-      finish(entry, rewrite.upgrade_source(entry.source))
+      finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
     return
   context = multiprocessing.get_context("spawn")
   with concurrent.futures.ProcessPoolExecutor(
       max_workers=min(jobs, len(heavy)), mp_context=context) as pool:
-    futures = {pool.submit(rewrite.upgrade_source, e.source): e
+    futures = {pool.submit(rewrite.upgrade_source, e.source,
+                           contrib_to_slim): e
                for e in heavy}
     for future in concurrent.futures.as_completed(futures):
       finish(futures[future], future.result())
 
 
-def scan_file(infile: str, name: str) -> Plan:
+def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
   """Reads and upgrades one file (`--infile`)."""
   plan = Plan()
   try:
@@ -166,13 +172,14 @@ def scan_file(infile: str, name: str) -> Plan:
   except OSError as e:
     raise UpgradeError("`--infile` {!r} could not be read ({}). Check its "
                        "permissions.".format(infile, describe_os_error(e)))
-  plan.entries.append(_python_entry(name, infile, data))
+  plan.entries.append(_python_entry(name, infile, data, contrib_to_slim))
   return plan
 
 
 def scan_tree(intree: str, copy_other_files: bool,
               progress: Optional[Callable[[int, int], None]] = None,
-              jobs: Optional[int] = None) -> Plan:
+              jobs: Optional[int] = None,
+              contrib_to_slim: bool = False) -> Plan:
   """Reads and upgrades every file under `intree`; writes nothing.
 
   Symbolic links are never followed. A link whose target is inside the
@@ -188,6 +195,7 @@ def scan_tree(intree: str, copy_other_files: bool,
     progress: Called with `(files done, files in all)` as Python files
       are converted, if given.
     jobs: Worker processes for libcst; None for one per core.
+    contrib_to_slim: Passed to `rewrite.upgrade_source`.
 
   Returns:
     The `Plan`.
@@ -230,7 +238,7 @@ def scan_tree(intree: str, copy_other_files: bool,
                                    "copied".format(describe_os_error(e))))
 
   walk(intree, "")
-  upgrade_all(plan.python(), progress, jobs)
+  upgrade_all(plan.python(), progress, jobs, contrib_to_slim)
   return plan
 
 

@@ -27,6 +27,7 @@ class Collector(cst.CSTVisitor):
     # name bound to this package.
     self.replace: List[cst.CSTNode] = []
     self.other: List[Tuple[str, int]] = []
+    self.other_nodes: List[cst.CSTNode] = []  # Where each of `other` is.
     self.layers: List[int] = []
     self.bare_layers: List[cst.Attribute] = []
     # Dynamic imports of the API: {call: (module literal, new module)}.
@@ -55,6 +56,7 @@ class Collector(cst.CSTVisitor):
         self.replace.append(node)
     elif base == syntax.CONTRIB and syntax.other_contrib(path):
       self.other.append((syntax.other_contrib(path), self.a.line(node)))
+      self.other_nodes.append(node)
     elif path == syntax.LAYERS and base == syntax.TF:
       self.layers.append(self.a.line(node))
       if (isinstance(node, cst.Attribute) and
@@ -130,6 +132,7 @@ class Collector(cst.CSTVisitor):
                                if returns_module else syntax.TF)
       elif syntax.other_contrib(module):
         self.other.append((syntax.other_contrib(module), self.a.line(node)))
+        self.other_nodes.append(node)
     self._visit_expression(node)
 
 
@@ -179,6 +182,10 @@ class Plan:
     self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
     self.remove_aliases: Set[cst.ImportAlias] = set()
     self.rename_aliases: Dict[cst.ImportAlias, str] = {}
+    # `from` aliases that become imports of another module (`slim.py`):
+    # alias -> (module, name), or (module, None) for the module itself.
+    self.move_aliases: Dict[cst.ImportAlias,
+                            Tuple[str, Optional[str]]] = {}
     self.remove_statements: Set[cst.CSTNode] = set()
     self.warnings: List[Tuple[int, str]] = []
 
