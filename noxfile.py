@@ -84,10 +84,17 @@ def _summarize(line):
       f.write(line + "\n")
 
 
+# How `_prepare_venv` installs a lock; part of the virtualenv's key, so that a
+# change to it rebuilds the cached virtualenvs.
+_INSTALL_RECIPE = b"uv pip install --no-deps --compile-bytecode"
+
+
 def _requirements_key(env):
-  """What a virtualenv is bound to: its lock file and the interpreter."""
+  """What a virtualenv is bound to: its lock file, the interpreter, and how
+  the lock is installed."""
   digest = hashlib.sha256((REPO / env.requirements).read_bytes())
   digest.update(sys.version.encode())
+  digest.update(_INSTALL_RECIPE)
   return digest.hexdigest()[:16]
 
 
@@ -110,14 +117,16 @@ def _prepare_venv(session, env):
       session.virtualenv.create()
     marker.write_text("installing\n")
     # A complete lock: every package is listed, nothing else is resolved.
-    # uv (from requirements/nox.txt, beside this interpreter) installs it:
-    # about 10 s for TensorFlow's 1.5 GB where pip takes 40-70 s, seven
-    # times per CI run. uv compiles no bytecode up front; the first import
-    # of each module does, once per virtualenv.
+    # uv (from requirements/nox.txt, beside this interpreter) installs it,
+    # faster than pip, seven times per CI run. `--compile-bytecode`, as pip
+    # does by default: where PYTHONDONTWRITEBYTECODE is set (CI machines),
+    # an import never writes a .pyc, and without them every process that
+    # imports TensorFlow compiles its Python again (an import took 20 s, not
+    # 6, and the tf215 suite twice as long).
     session.run(str(pathlib.Path(sys.executable).with_name("uv")), "pip",
-                "install", "--no-deps", "--python", str(venv / "bin/python"),
-                "-r", str(REPO / env.requirements), external=True,
-                env={"UV_CACHE_DIR": str(CACHE / "uv")})
+                "install", "--no-deps", "--compile-bytecode", "--python",
+                str(venv / "bin/python"), "-r", str(REPO / env.requirements),
+                external=True, env={"UV_CACHE_DIR": str(CACHE / "uv")})
     out = session.run("python", "-m", "pip", "check", silent=True,
                       success_codes=[0, 1])
     broken = [l for l in out.splitlines()
