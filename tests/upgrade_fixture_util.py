@@ -12,7 +12,9 @@ weights beyond float rounding, and a skipped step must change nothing.
 
 import atexit
 import collections
+import contextlib
 import functools
+import io
 import json
 import os
 import shutil
@@ -22,8 +24,32 @@ import tempfile
 
 import numpy as np
 
+from contrib_mp_upgrade import cli
+
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "testdata", "upgrade_fixture")
+
+
+def run_command(*argv):
+  """Runs contrib-mp-upgrade in-process; returns (status, stdout, stderr)."""
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    status = cli.main(list(argv))
+  return status, out.getvalue(), err.getvalue()
+
+
+def write_files(root: str, files: dict):
+  """Writes {relative path: text} under `root`, making directories."""
+  for name, text in files.items():
+    path = os.path.join(root, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+      f.write(text)
+
+
+def read_text(path: str) -> str:
+  with open(path, encoding="utf-8") as f:
+    return f.read()
 
 
 def tree_files(root: str) -> dict:

@@ -17,8 +17,6 @@ report says to do, and the program trains to numbers computed
 independently (tests/upgrade_fixture_util.py).
 """
 
-import contextlib
-import io
 import os
 import shutil
 import sys
@@ -106,24 +104,9 @@ _PROGRAM = util.Program("train.py", 8, (3,),
                         ("exponential", 128.0, 2, 2, 2, 0.5))
 
 
-def _main(*argv):
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = cli.main(list(argv))
-  return status, out.getvalue(), err.getvalue()
-
-
-def _write(root, files):
-  for name, text in files.items():
-    path = os.path.join(root, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-      f.write(text)
-
-
-def _read(path):
-  with open(path, encoding="utf-8") as f:
-    return f.read()
+_main = util.run_command
+_write = util.write_files
+_read = util.read_text
 
 
 class ConvertedTreeRunsTest(tf.test.TestCase):

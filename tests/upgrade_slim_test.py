@@ -21,8 +21,6 @@ without the flag the output is what it always was, and, with
 the result still trains.
 """
 
-import contextlib
-import io
 import os
 import shutil
 import sys
@@ -31,7 +29,6 @@ import tempfile
 from absl.testing import parameterized
 import tensorflow as tf
 
-from contrib_mp_upgrade import cli
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
 import policy_reference
@@ -144,24 +141,9 @@ _MANAGER = (256.0, 2, 1, 2.0, 0.5)
 _BAD_STEPS = (3, 6)
 
 
-def _main(*argv):
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = cli.main(list(argv))
-  return status, out.getvalue(), err.getvalue()
-
-
-def _write(root, files):
-  for name, text in files.items():
-    path = os.path.join(root, name)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-      f.write(text)
-
-
-def _read(path):
-  with open(path, encoding="utf-8") as f:
-    return f.read()
+_main = util.run_command
+_write = util.write_files
+_read = util.read_text
 
 
 def _legacy_tree(root, tf_import):

@@ -12,8 +12,6 @@ train to the numbers computed independently in `upgrade_fixture_util`.
 """
 
 import ast
-import contextlib
-import io
 import os
 import shutil
 import subprocess
@@ -23,7 +21,6 @@ import tempfile
 from absl.testing import parameterized
 import tensorflow as tf
 
-from contrib_mp_upgrade import cli
 from contrib_mp_upgrade import rewrite
 import upgrade_fixture_util as util
 
@@ -51,12 +48,7 @@ def _tempdir(test):
   return path
 
 
-def _main(*argv):
-  """Runs the command in-process; returns (status, stdout, stderr)."""
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = cli.main(list(argv))
-  return status, out.getvalue(), err.getvalue()
+_main = util.run_command
 
 
 def _upgrade(source):

@@ -11,8 +11,6 @@ TF_USE_LEGACY_KERAS=1 for `tf.compat.v1.layers` on TF 2.16+) to numbers
 computed independently.
 """
 
-import contextlib
-import io
 import os
 import shutil
 import subprocess
@@ -33,11 +31,7 @@ _PROGRAM = util.Program("train_tf1.py", 8, (3,),
                         ("exponential", 128.0, 2, 2, 2, 0.5))
 
 
-def _main(*argv):
-  out, err = io.StringIO(), io.StringIO()
-  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-    status = cli.main(list(argv))
-  return status, out.getvalue(), err.getvalue()
+_main = util.run_command
 
 
 class TfUpgradeV2PassTest(tf.test.TestCase):
