@@ -274,6 +274,28 @@ def _op_by_op(inner):
   return _OpByOpLSO(inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
 
 
+class _WhereUpdateManager(cmp.ExponentialUpdateLossScaleManager):
+  """The exponential manager computing the whole policy on every step.
+
+  As it did before a finite step that does not grow became a count only:
+  both branches of the update's cond then ran as one (`tf.where` over all
+  three values, which is exact on every step). Measures what the cond saves.
+  """
+
+  def update_loss_scale(self, finite_grads):
+    saved = loss_scale_lib._cond_of_ops  # pylint: disable=protected-access
+    loss_scale_lib._cond_of_ops = (  # pylint: disable=protected-access
+        lambda pred, true_fn, false_fn: tf.group(false_fn()))
+    try:
+      return super().update_loss_scale(finite_grads)
+    finally:
+      loss_scale_lib._cond_of_ops = saved  # pylint: disable=protected-access
+
+
+def _where_update(inner):
+  return cmp.LossScaleOptimizer(inner, _WhereUpdateManager(2.0**15, 10**9))
+
+
 def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
   return lambda inner: VariantLSO(inner, manager(2.0**15, 10**9), **kwargs)
 
@@ -307,6 +329,9 @@ VARIANTS = {
     # threads, or when two optimizers share the manager): what the lock
     # costs.
     "no_lock": _unlocked,
+    # The package with the exponential update computing the whole policy on
+    # every step, as before the common step became a count only.
+    "update_where": _where_update,
     # The package with its eager unscale and check op by op, as before they
     # were compiled (eager cases only differ).
     "eager_op_by_op": _op_by_op,
