@@ -121,14 +121,42 @@ def _update_is_atomic_as_built() -> bool:
           _tf_compat.in_xla_context())
 
 
+def _cond_of_ops(pred, true_fn, false_fn):
+  """`tf.cond(pred, true_fn, false_fn)` for branches that build only ops.
+
+  Returns an op that completes once the taken branch has. In a plain graph
+  it is one Switch on `pred`: each branch's ops take a pivot (an output of
+  the Switch) as a control input, so the executor marks the untaken
+  branch's ops dead and runs none of them, and a Merge joins the two.
+  That is TF 1.15's `tf.cond` at run time, without a Switch for every
+  tensor the branches read (`loss_scale_optimizer._skip_unless` does the
+  same for the skip). Inside a function, an outer TF1 cond or while loop,
+  or under a `tf.distribute` strategy, it is a `tf.cond`.
+  """
+  if (_tf_compat.is_building_function() or
+      _tf_compat.in_control_flow_context() or tf.distribute.has_strategy()):
+    return tf.cond(pred, lambda: tf.group(true_fn()),
+                   lambda: tf.group(false_fn()))
+  switch_false, switch_true = tf.raw_ops.Switch(data=pred, pred=pred)
+  joined = []
+  for output, branch in ((switch_false, false_fn), (switch_true, true_fn)):
+    pivot = tf.identity(output)
+    with tf.control_dependencies([pivot]):
+      ops = branch()
+    with tf.control_dependencies(ops):
+      joined.append(tf.identity(pivot))
+  return tf.raw_ops.Merge(inputs=joined).output.op
+
+
 def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
                        incr_every_n_steps, decr_every_n_nan_or_inf,
                        incr_ratio, decr_ratio):
   """Applies TF 1.15's exponential policy to the three state variables.
 
-  TF 1.15 nested three `tf.cond`s; this computes the same next state with
-  `tf.where`, so the update costs a dozen scalar ops and no control flow.
-  All three values are read once, before any of them is written.
+  TF 1.15 nested three `tf.cond`s. Here a finite step that does not grow
+  the scale (most steps) reads and writes `good_steps` only; any other step
+  computes the whole next state with `tf.where` from all three values, each
+  read once before any of them is written.
 
   The read-modify-write is atomic: one step, one update, whoever runs it.
   Steps of one train op run from several threads of one `Session` (Hogwild,
@@ -164,35 +192,49 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
   is_finite = tf.convert_to_tensor(is_finite, dtype=tf.bool)
 
   def step():
-    """Builds one update: reads all three values, then writes all three."""
-    scale = tf.identity(loss_scale)
+    """Builds one update: reads, then writes, under one lock if any."""
     good = tf.identity(good_steps)
-    bad = tf.identity(bad_steps)
     good_plus_one = good + 1
-    bad_plus_one = bad + 1
-    grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
-    shrink = tf.logical_and(tf.logical_not(is_finite),
-                            bad_plus_one >= decr_every_n_nan_or_inf)
-    grown = scale * incr_ratio
-    shrunk = tf.maximum(1.0, scale * decr_ratio)
-    # Growth that would overflow float32 keeps the scale but still resets both
-    # counters, as TF 1.15 did.
-    new_scale = tf.where(
-        tf.logical_and(grow, tf.math.is_finite(grown)), grown,
-        tf.where(shrink, shrunk, scale))
-    zero = tf.zeros_like(good)
-    new_good = tf.where(tf.logical_and(is_finite, tf.logical_not(grow)),
-                        good_plus_one, zero)
-    # Bad steps accumulate non-consecutively: a good step does not clear them.
-    new_bad = tf.where(
-        is_finite, tf.where(grow, zero, bad),
-        tf.where(shrink, zero, bad_plus_one))
-    with tf.control_dependencies([new_scale, new_good, new_bad]):
-      return [
-          loss_scale.assign(new_scale, read_value=False),
-          good_steps.assign(new_good, read_value=False),
-          bad_steps.assign(new_bad, read_value=False),
-      ]
+    # Most steps are finite and not due to grow: they only count themselves.
+    # Only those steps skip the rest of the policy, so the other ops (two
+    # more reads, the scalar policy, two more writes) do not run on them.
+    just_count = tf.logical_and(is_finite,
+                                good_plus_one < incr_every_n_steps)
+
+    def count():
+      return [good_steps.assign(good_plus_one, read_value=False)]
+
+    def policy():
+      """TF 1.15's whole policy, from all three values read before any write."""
+      scale = tf.identity(loss_scale)
+      bad = tf.identity(bad_steps)
+      bad_plus_one = bad + 1
+      grow = tf.logical_and(is_finite, good_plus_one >= incr_every_n_steps)
+      shrink = tf.logical_and(tf.logical_not(is_finite),
+                              bad_plus_one >= decr_every_n_nan_or_inf)
+      grown = scale * incr_ratio
+      shrunk = tf.maximum(1.0, scale * decr_ratio)
+      # Growth that would overflow float32 keeps the scale but still resets
+      # both counters, as TF 1.15 did.
+      new_scale = tf.where(
+          tf.logical_and(grow, tf.math.is_finite(grown)), grown,
+          tf.where(shrink, shrunk, scale))
+      zero = tf.zeros_like(good)
+      new_good = tf.where(tf.logical_and(is_finite, tf.logical_not(grow)),
+                          good_plus_one, zero)
+      # Bad steps accumulate non-consecutively: a good step does not clear
+      # them.
+      new_bad = tf.where(
+          is_finite, tf.where(grow, zero, bad),
+          tf.where(shrink, zero, bad_plus_one))
+      with tf.control_dependencies([new_scale, new_good, new_bad]):
+        return [
+            loss_scale.assign(new_scale, read_value=False),
+            good_steps.assign(new_good, read_value=False),
+            bad_steps.assign(new_bad, read_value=False),
+        ]
+
+    return [_cond_of_ops(just_count, count, policy)]
 
   if _update_is_atomic_as_built():
     return tf.group(*step(), name="update_loss_scale")

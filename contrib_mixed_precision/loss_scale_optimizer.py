@@ -80,6 +80,39 @@ def _read_once(loss_scale) -> tf.Tensor:
   return tf.raw_ops.Snapshot(input=loss_scale)
 
 
+def _unscaled(grads, loss_scale):
+  """`grads` (no None among them) each multiplied by `1 / loss_scale`.
+
+  One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
+  has its values multiplied and stays sparse.
+  """
+  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
+  inv_by_dtype = {tf.float32: inv_loss_scale}
+
+  def inv(dtype):
+    if dtype not in inv_by_dtype:
+      inv_by_dtype[dtype] = tf.cast(inv_loss_scale, dtype)
+    return inv_by_dtype[dtype]
+
+  result = []
+  for g in grads:
+    if isinstance(g, tf.IndexedSlices):
+      values = g.values * inv(g.values.dtype.base_dtype)
+      result.append(tf.IndexedSlices(values, g.indices, g.dense_shape))
+    else:
+      result.append(g * inv(g.dtype.base_dtype))
+  return result
+
+
+# `_unscaled` as one function for eager steps: a dozen eager multiplies cost
+# a Python dispatch each, one after the other; compiled, they are one call,
+# and TF's executor runs them side by side. `reduce_retracing`: a gradient
+# whose shape changes between steps makes one trace with that dimension
+# unknown, not one trace per shape.
+_unscaled_compiled = tf.function(_unscaled, reduce_retracing=True,
+                                 autograph=False)
+
+
 def _as_op(result):
   """An inner `apply_gradients` result as one op (for a cond branch)."""
   if result is None:
@@ -375,6 +408,9 @@ class LossScaleOptimizer(_V1Optimizer):
   def _down_scale(self, grads_vars, loss_scale):
     """Divides each gradient by `loss_scale` (TF 1.15 API, kept for subclasses).
 
+    In eager mode, for `skip_decision.EAGER_COMPILE_MIN_GRADIENTS`
+    gradients or more, the multiplies run as one compiled function.
+
     Args:
       grads_vars: `(gradient, variable)` pairs.
       loss_scale: The scalar float32 scale the loss was multiplied by.
@@ -383,26 +419,19 @@ class LossScaleOptimizer(_V1Optimizer):
       A list of `(gradient * (1 / loss_scale), variable)` pairs; None stays
       None and `IndexedSlices` stay sparse.
     """
-    inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
-    # One cast per gradient dtype, not per gradient.
-    inv_by_dtype = {}
-
-    def inv(dtype):
-      if dtype not in inv_by_dtype:
-        inv_by_dtype[dtype] = (inv_loss_scale if dtype == tf.float32 else
-                               tf.cast(inv_loss_scale, dtype))
-      return inv_by_dtype[dtype]
-
-    result = []
-    for g, v in grads_vars:
-      if g is None:
-        result.append((None, v))
-      elif isinstance(g, tf.IndexedSlices):
-        values = g.values * inv(g.values.dtype.base_dtype)
-        result.append((tf.IndexedSlices(values, g.indices, g.dense_shape), v))
-      else:
-        result.append((g * inv(g.dtype.base_dtype), v))
-    return result
+    grads_vars = list(grads_vars)
+    grads = [g for g, _ in grads_vars if g is not None]
+    if not grads:
+      return grads_vars
+    if (tf.executing_eagerly() and
+        len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
+      # A tensor, so that a Python number (a subclass may pass one) does not
+      # make a trace per value.
+      unscaled = _unscaled_compiled(grads, tf.cast(loss_scale, tf.float32))
+    else:
+      unscaled = _unscaled(grads, loss_scale)
+    unscaled = iter(unscaled)
+    return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
 
   # -- Applying ------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as cmp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
+from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 from contrib_mixed_precision import skip_decision
 
 # ---------------------------------------------------------------------------
@@ -247,6 +248,54 @@ class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
       loss_scale_lib._update_is_atomic_as_built = saved  # pylint: disable=protected-access
 
 
+class _OpByOpLSO(cmp.LossScaleOptimizer):
+  """The package with its eager unscale and check run op by op.
+
+  As they ran before each became one compiled function: what compiling
+  them saves in eager mode. Graph mode and tf.function are unchanged.
+  """
+
+  def _down_scale(self, grads_vars, loss_scale):
+    grads_vars = list(grads_vars)
+    unscaled = iter(lso_lib._unscaled(  # pylint: disable=protected-access
+        [g for g, _ in grads_vars if g is not None], loss_scale))
+    return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
+
+  def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+    saved = skip_decision._all_finite_compiled  # pylint: disable=protected-access
+    skip_decision._all_finite_compiled = skip_decision._all_finite  # pylint: disable=protected-access
+    try:
+      return super().apply_gradients(grads_and_vars, global_step, name)
+    finally:
+      skip_decision._all_finite_compiled = saved  # pylint: disable=protected-access
+
+
+def _op_by_op(inner):
+  return _OpByOpLSO(inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+
+
+class _WhereUpdateManager(cmp.ExponentialUpdateLossScaleManager):
+  """The exponential manager computing the whole policy on every step.
+
+  As it did before a finite step that does not grow became a count only:
+  both branches of the update's cond then ran as one (`tf.where` over all
+  three values, which is exact on every step). Measures what the cond saves.
+  """
+
+  def update_loss_scale(self, finite_grads):
+    saved = loss_scale_lib._cond_of_ops  # pylint: disable=protected-access
+    loss_scale_lib._cond_of_ops = (  # pylint: disable=protected-access
+        lambda pred, true_fn, false_fn: tf.group(false_fn()))
+    try:
+      return super().update_loss_scale(finite_grads)
+    finally:
+      loss_scale_lib._cond_of_ops = saved  # pylint: disable=protected-access
+
+
+def _where_update(inner):
+  return cmp.LossScaleOptimizer(inner, _WhereUpdateManager(2.0**15, 10**9))
+
+
 def _variant(manager=cmp.ExponentialUpdateLossScaleManager, **kwargs):
   return lambda inner: VariantLSO(inner, manager(2.0**15, 10**9), **kwargs)
 
@@ -280,6 +329,12 @@ VARIANTS = {
     # threads, or when two optimizers share the manager): what the lock
     # costs.
     "no_lock": _unlocked,
+    # The package with the exponential update computing the whole policy on
+    # every step, as before the common step became a count only.
+    "update_where": _where_update,
+    # The package with its eager unscale and check op by op, as before they
+    # were compiled (eager cases only differ).
+    "eager_op_by_op": _op_by_op,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

@@ -928,7 +928,9 @@ def main(argv=None):
         warmup=warmup, build_rounds=args.build_rounds)
     configs = {name: factories[name]
                for name in BASE_CONFIGS + MODEL_CONFIGS.get(model, ())}
-    if mode != "eager":
+    # Most prototypes are graph constructions; in eager mode only those
+    # named one by one run (`--variants eager_op_by_op`).
+    if mode != "eager" or args.variants != "all":
       configs.update(variants)
     model_fn = _model_fn(model, args.quick)
     inner_fn = lambda model=model: _inner_optimizer(model)
