@@ -130,11 +130,10 @@ def _cond_of_ops(pred, true_fn, false_fn):
   branch's ops dead and runs none of them, and a Merge joins the two.
   That is TF 1.15's `tf.cond` at run time, without a Switch for every
   tensor the branches read (`loss_scale_optimizer._skip_unless` does the
-  same for the skip). Inside a function, an outer TF1 cond or while loop,
-  or under a `tf.distribute` strategy, it is a `tf.cond`.
+  same for the skip). Where that is not allowed
+  (`skip_decision.single_switch_allowed`), it is a `tf.cond`.
   """
-  if (_tf_compat.is_building_function() or
-      _tf_compat.in_control_flow_context() or tf.distribute.has_strategy()):
+  if not skip_decision.single_switch_allowed():
     return tf.cond(pred, lambda: tf.group(true_fn()),
                    lambda: tf.group(false_fn()))
   switch_false, switch_true = tf.raw_ops.Switch(data=pred, pred=pred)

@@ -139,14 +139,10 @@ def _skip_unless(is_finite, apply_fn, cond_scope):
   hyperparameter through a Switch of its own: for a model with hundreds of
   variables the lowered `tf.cond` costs more per step and far more to build.
 
-  Everywhere else it is a `tf.cond`: inside a `tf.function` (a function
-  graph has no dead-tensor semantics to rely on), under a `tf.distribute`
-  strategy (replica threads build ops outside this thread's control
-  dependencies), and, conservatively, inside an outer TF1 cond or while
-  loop, whose context bookkeeping a nested cond handles by construction.
+  Everywhere else it is a `tf.cond` (see
+  `skip_decision.single_switch_allowed`).
   """
-  if (_tf_compat.is_building_function() or
-      _tf_compat.in_control_flow_context() or tf.distribute.has_strategy()):
+  if not skip_decision.single_switch_allowed():
 
     def apply_branch():
       # A cond_v2 branch is a function graph with a fresh name scope.

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 import tensorflow as tf
 
+from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
 
 def _values(grad):
@@ -312,6 +313,22 @@ def as_gradient(grad, name: str, dtype=None):
     raise _validation.invalid(TypeError, name, what, grad,
                               "Pass the gradient's numbers.")
   return tensor
+
+
+def single_switch_allowed() -> bool:
+  """Whether a branch may be built as one Switch here, not as a `tf.cond`.
+
+  A single Switch whose outputs gate a branch's ops (dead ops run nothing)
+  needs a plain TF1-style graph. Not inside a `tf.function` (a function
+  graph has no dead-tensor semantics to rely on), under a `tf.distribute`
+  strategy (replica threads build ops outside this thread's control
+  dependencies), nor, conservatively, inside an outer TF1 cond or while
+  loop, whose context bookkeeping a nested `tf.cond` handles by
+  construction.
+  """
+  return not (_tf_compat.is_building_function() or
+              _tf_compat.in_control_flow_context() or
+              tf.distribute.has_strategy())
 
 
 def in_replica_context_of_strategy() -> bool:

@@ -9,6 +9,7 @@ deliberately wrong (no skip, no unscaling): they measure what a piece costs.
 correct ones (a NaN step changes no variable, slot, beta power or step).
 """
 
+import contextlib
 import sys
 
 import tensorflow as tf
@@ -255,19 +256,26 @@ class _OpByOpLSO(cmp.LossScaleOptimizer):
   them saves in eager mode. Graph mode and tf.function are unchanged.
   """
 
-  def _down_scale(self, grads_vars, loss_scale):
-    grads_vars = list(grads_vars)
-    unscaled = iter(lso_lib._unscaled(  # pylint: disable=protected-access
-        [g for g, _ in grads_vars if g is not None], loss_scale))
-    return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
+  def compute_gradients(self, *args, **kwargs):
+    with _uncompiled():
+      return super().compute_gradients(*args, **kwargs)
 
-  def apply_gradients(self, grads_and_vars, global_step=None, name=None):
-    saved = skip_decision._all_finite_compiled  # pylint: disable=protected-access
-    skip_decision._all_finite_compiled = skip_decision._all_finite  # pylint: disable=protected-access
-    try:
-      return super().apply_gradients(grads_and_vars, global_step, name)
-    finally:
-      skip_decision._all_finite_compiled = saved  # pylint: disable=protected-access
+  def apply_gradients(self, *args, **kwargs):
+    with _uncompiled():
+      return super().apply_gradients(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _uncompiled():
+  """The package's compiled eager unscale and check, swapped for the ops."""
+  # pylint: disable=protected-access
+  saved = lso_lib._unscaled_compiled, skip_decision._all_finite_compiled
+  lso_lib._unscaled_compiled = lso_lib._unscaled
+  skip_decision._all_finite_compiled = skip_decision._all_finite
+  try:
+    yield
+  finally:
+    lso_lib._unscaled_compiled, skip_decision._all_finite_compiled = saved
 
 
 def _op_by_op(inner):
