@@ -169,9 +169,14 @@ def _program(notebook):
     if cell["cell_type"] != "code":
       continue
     magics = set(_magic_lines(cell["source"]))
-    lines = [line if line not in magics else
-             line[:len(line) - len(line.lstrip())] + "pass"
-             for line in _text(cell["source"]).split("\n")]
+    lines, tail = [], False
+    for line in _text(cell["source"]).split("\n"):
+      if line in magics:
+        if not tail:  # A `\` continuation keeps its first line's indent.
+          indent = line[:len(line) - len(line.lstrip())]
+        tail = line.endswith("\\")
+        line = indent + "pass"
+      lines.append(line)
     parts.append("\n".join(lines))
   return "\n".join(parts) + "\n"
 
