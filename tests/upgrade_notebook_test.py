@@ -51,8 +51,8 @@ _TRAIN_CELLS = [
      "tf.train.Optimizer?"),
     ("code", [
         "%%time\n",
-        "manager = tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager("
-        "\n",
+        "manager = tf.contrib.mixed_precision."
+        "ExponentialUpdateLossScaleManager(\n",
         "    128, 2, 2, 2, 0.5)\n",
         "opt = tf.contrib.mixed_precision.LossScaleOptimizer(\n",
         "    tf.train.GradientDescentOptimizer(0.05), manager)\n",
@@ -71,7 +71,8 @@ _TRAIN_CELLS = [
         "    feed = {x: np.full_like(X, np.nan) if step == 3 else X, y: Y}\n",
         "    sess.run(train_op, feed)\n",
         "values = sess.run({'loss': loss, 'w': w, 'b': b,\n",
-        "                   'scale': manager.get_loss_scale()}, {x: X, y: Y})\n",
+        "                   'scale': manager.get_loss_scale()},\n",
+        "                  {x: X, y: Y})\n",
         "print(json.dumps({k: float(np.ravel(v)[0]) "
         "for k, v in values.items()}))\n"]),
     ("code", ""),
@@ -391,6 +392,34 @@ class UpgradeNotebookTest(tf.test.TestCase):
     self.assertIn("UTF-8", lines["latin1.ipynb"][0])
     self.assertIn("not a JSON object", lines["list.ipynb"][0])
 
+  def test_ipython_syntax_where_python_allows_it_is_python(self):
+    # `%` inside brackets is the modulo operator, `!` inside a string is
+    # text; a magic after an indented block is at top level; a future
+    # import opens its cell; top-level `await` is IPython's.
+    cells = [
+        ("code", "import tensorflow as tf\nx = (7\n% 2)\ns = \"\"\"\n!x\n"
+                 "\"\"\"\nfiles = !ls\nif x:\n    !a\n!b\nif x:\n    !c"),
+        ("code", "from __future__ import division\n"
+                 "opt = tf.contrib.mixed_precision.LossScaleOptimizer\n"
+                 "import asyncio\nawait asyncio.sleep(0)"),
+    ]
+    tree = os.path.join(self.tmp, "edge")
+    os.mkdir(tree)
+    with open(os.path.join(tree, "edge.ipynb"), "wb") as f:
+      f.write(_jupyter_bytes(_notebook(cells)))
+    out = os.path.join(self.tmp, "edge_out")
+    report = os.path.join(self.tmp, "edge.txt")
+    proc = _command("--intree", tree, "--outtree", out, "--reportfile",
+                    report, cwd=self.tmp)
+    self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    converted = json.loads(_read(os.path.join(out, "edge.ipynb")))
+    first, second = (c["source"] for c in converted["cells"])
+    self.assertEqual(first, cells[0][1].replace(
+        "import tensorflow as tf\n",
+        "import tensorflow as tf\nimport contrib_mixed_precision\n"))
+    self.assertEqual(second, cells[1][1].replace(
+        "tf.contrib.mixed_precision", "contrib_mixed_precision"))
+
   def test_tf_upgrade_v2_converts_cells(self):
     tree = os.path.join(self.tmp, "tf1")
     os.mkdir(tree)
@@ -416,6 +445,10 @@ class UpgradeNotebookTest(tf.test.TestCase):
     with open(report, encoding="utf-8") as f:
       text = f.read()
     self.assertIn("tf_upgrade_v2 also changed this file", text)
+    # Its findings are named by cell too (no line was added to that cell).
+    self.assertIn("  output {}: tf_upgrade_v2 INFO: Renamed "
+                  "'tf.trainable_variables'".format(
+                      _where(_TF1_CELLS, "tf.trainable_variables")), text)
     path = os.path.join(self.tmp, "tf1_cells.py")
     with open(path, "w", encoding="utf-8") as f:
       f.write(_program(converted))
