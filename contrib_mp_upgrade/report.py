@@ -42,8 +42,10 @@ def _layers_note(result, tf_ran: bool,
 
 def _lines(lines: Sequence[int], limit: int = 3,
            entry: Optional[tree.Entry] = None, output: bool = False) -> str:
-  """`lines 3, 7`; in a notebook `cell 2, lines 3, 7` (of `source`, or of
-  `output` if `output`)."""
+  """`lines 3, 7`, or `cell 2, lines 3, 7` in a notebook.
+
+  The lines are of `entry.source`, or of `entry.output` if `output`.
+  """
   if entry is not None and entry.notebook is not None:
     return notebook_lib.describe_lines(
         entry.notebook, entry.output if output else entry.source, lines,
