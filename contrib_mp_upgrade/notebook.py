@@ -55,6 +55,8 @@ _MAGIC_ASSIGN = re.compile(
     r"^[ \t]*[A-Za-z_][\w.]*(?:[ \t]*,[ \t]*[A-Za-z_][\w.]*)*[ \t]*="
     r"[ \t]*[!%]")
 _FUTURE = re.compile(r"^from[ \t]+__future__[ \t]+import[ \t]+[^(\\]*$")
+# Lines only Python 2 writes (as `rewrite` checks a file): the likely
+# reason a cell does not parse.
 _PY2_HINT = re.compile(
     r"^[ \t]*(?:print[ \t]+[^\s(=]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,)",
     re.MULTILINE)
@@ -507,8 +509,13 @@ def join(notebook: Notebook, output: bytes) -> bytes:
     return notebook.raw
   style, bom = _format(notebook.raw)
   data = dict(notebook.data, cells=cells)
-  return (codecs.BOM_UTF8 if bom else b"") + _dump(data, **style).encode(
-      "utf-8")
+  try:
+    text = _dump(data, **style).encode("utf-8")
+  except UnicodeEncodeError:
+    # An unpaired surrogate (`"\ud800"` in the file) has no UTF-8 form:
+    # write it escaped, as the file had it.
+    text = _dump(data, **dict(style, ensure_ascii=True)).encode("utf-8")
+  return (codecs.BOM_UTF8 if bom else b"") + text
 
 
 def check(notebook: Notebook, output: bytes) -> Optional[str]:
