@@ -34,6 +34,7 @@ The modules, in the order a run uses them:
 
 * `cli`: the command's flags, their checks, and one run (`run`, `main`);
 * `tree`: reads the input into a plan, and writes the plan all or nothing;
+* `notebook`: a notebook's code cells as one Python source, and back;
 * `rewrite`: upgrades one source (`upgrade_source`) and applies the edits;
 * `syntax`: TF 1.15 module paths and the libcst node helpers;
 * `resolve`: name resolution, which TF path an expression is, per scope;

@@ -9,6 +9,7 @@ contrib-mp-upgrade --intree old/ --outtree new/ --reportfile report.txt
 contrib-mp-upgrade --intree old/ --outtree new/ --tf_upgrade_v2
 contrib-mp-upgrade --intree old/ --outtree new/ --contrib-to-slim
 contrib-mp-upgrade --infile train.py --outfile train_tf2.py
+contrib-mp-upgrade --infile train.ipynb --outfile train_tf2.ipynb
 contrib-mp-upgrade --intree src/ --inplace
 contrib-mp-upgrade --intree src/ --dry_run      # prints a diff, writes nothing
 ```
@@ -41,7 +42,8 @@ class Outcome:
     plan: The `tree.Plan`: every file and what it became.
     report: The report text (also written to `--reportfile` unless
       `dry_run`).
-    diffs: One unified diff per changed Python file.
+    diffs: One unified diff per changed Python file or notebook (of the
+      notebook's JSON).
     tf_summary: The `tf_upgrade_v2` pass's summary, or None.
   """
   plan: tree.Plan
@@ -94,7 +96,7 @@ def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
     if not os.path.isfile(infile):
       raise UpgradeError(
           "`--infile` {!r} is not an existing file. Pass the path of the "
-          "Python file to upgrade.".format(infile))
+          "Python file or notebook to upgrade.".format(infile))
     _check_out(outfile, "--outfile", inplace, dry_run)
     if (outfile is not None and os.path.exists(outfile) and
         os.path.samefile(infile, outfile)):
@@ -225,7 +227,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
   _find_blockers(plan, tf_summary, contrib_to_slim)
   text = report_lib.render(plan, source, destination, tf_summary)
-  diffs = [_diff(e.name, e.source, e.output)
+  diffs = [_diff(e.name, e.original, e.written)
            for e in plan.python() if e.changed]
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
                     tf_summary=tf_summary)
@@ -237,7 +239,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     if inplace:
       commit.stage_inplace([entry] if entry.changed else [])
     else:
-      commit.stage_file(entry.output, outfile, "--outfile",
+      commit.stage_file(entry.written, outfile, "--outfile",
                         mode_from=infile)
   elif inplace:
     commit.stage_inplace([e for e in plan.python() if e.changed])
@@ -300,7 +302,9 @@ def parser() -> argparse.ArgumentParser:
       description=(
           "Convert TensorFlow 1.15 `tf.contrib.mixed_precision` code to the "
           "`contrib_mixed_precision` package, preserving comments and "
-          "formatting. Files that do not use the API are copied unchanged. "
+          "formatting. Notebooks (*.ipynb) are converted cell by cell, "
+          "IPython lines kept. Files that do not use the API are copied "
+          "unchanged. "
           "Needs only Python and libcst; TensorFlow is not imported."),
       epilog=(
           "Examples:\n"
@@ -308,13 +312,16 @@ def parser() -> argparse.ArgumentParser:
           "  {0} --intree old/ --outtree new/ --tf_upgrade_v2\n"
           "  {0} --intree old/ --outtree new/ --contrib-to-slim\n"
           "  {0} --infile train.py --outfile train_tf2.py\n"
+          "  {0} --infile train.ipynb --outfile train_tf2.ipynb\n"
           "  {0} --intree src/ --inplace\n"
           "  {0} --intree src/ --dry_run\n"
           "Exit status: 0 when the input was processed (warnings included), "
           "1 when it could not be (bad paths, a failed write: then nothing "
           "was written), 2 on bad flags.").format(PROG),
       formatter_class=argparse.RawDescriptionHelpFormatter)
-  result.add_argument("--infile", help="a Python file to convert")
+  result.add_argument(
+      "--infile", help="a Python file or a Jupyter notebook (*.ipynb) to "
+      "convert")
   result.add_argument("--outfile", help="where to write the converted file")
   result.add_argument("--intree", help="a directory to convert recursively")
   result.add_argument(
@@ -328,7 +335,7 @@ def parser() -> argparse.ArgumentParser:
                       help="where to write the report (default: %(default)s)")
   result.add_argument(
       "--copyotherfiles", type=_bool, default=True, metavar="BOOL",
-      help="in tree mode, copy files that are not *.py too "
+      help="in tree mode, copy files that are not *.py or *.ipynb too "
       "(default: %(default)s)")
   result.add_argument(
       "--tf_upgrade_v2", "--tf-upgrade-v2", dest="tf_upgrade_v2",
@@ -358,8 +365,8 @@ def _echo_to_stderr(outcome: Outcome) -> None:
   for entry in outcome.plan.python():
     for line, message in entry.result.warnings:
       if message.startswith(guards.NEVER_RAN):
-        print("{}: warning: {}:{}: {}".format(PROG, entry.name, line,
-                                              message), file=sys.stderr)
+        print("{}: warning: {}: {}".format(PROG, entry.where(line),
+                                           message), file=sys.stderr)
   if outcome.tf_summary is not None:
     for name, why in outcome.tf_summary.failed:
       print("{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(

@@ -7,10 +7,14 @@ this command does not convert. They are summarised once per file, with
 counts and first lines, so that the few lines about
 `tf.contrib.mixed_precision` stay visible. Line numbers are those of the
 input file; the few numbers of the output file are labelled "output line".
+In a notebook a line is named by its cell (`cell 3, line 2`, cells counted
+from 1, markdown included), and notebooks are counted apart from Python
+files.
 """
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
@@ -24,18 +28,28 @@ LEGACY_KERAS_HINT = (
     "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported")
 
 
-def _layers_note(result, tf_ran: bool) -> str:
+def _layers_note(result, tf_ran: bool,
+                 entry: Optional[tree.Entry] = None) -> str:
   note = "tf.layers x{} ({}): {}".format(
-      len(result.legacy_layers), _lines(result.legacy_layers),
+      len(result.legacy_layers), _lines(result.legacy_layers, entry=entry),
       LEGACY_KERAS_HINT)
   if result.bare_layers and not tf_ran:
     note += ("; `tf.layers` itself ({}) is gone in TensorFlow 2: "
              "--tf_upgrade_v2 renames it `tf.compat.v1.layers`").format(
-                 _lines(result.bare_layers))
+                 _lines(result.bare_layers, entry=entry))
   return note
 
 
-def _lines(lines: Sequence[int], limit: int = 3) -> str:
+def _lines(lines: Sequence[int], limit: int = 3,
+           entry: Optional[tree.Entry] = None, output: bool = False) -> str:
+  """`lines 3, 7`, or `cell 2, lines 3, 7` in a notebook.
+
+  The lines are of `entry.source`, or of `entry.output` if `output`.
+  """
+  if entry is not None and entry.notebook is not None:
+    return notebook_lib.describe_lines(
+        entry.notebook, entry.output if output else entry.source, lines,
+        limit)
   lines = sorted(set(lines))
   text = ", ".join(str(l) for l in lines[:limit])
   if len(lines) > limit:
@@ -43,13 +57,44 @@ def _lines(lines: Sequence[int], limit: int = 3) -> str:
   return ("line " if len(lines) == 1 else "lines ") + text
 
 
-def _contrib_summary(other: Dict[str, List[int]]) -> str:
-  return "; ".join("{} x{} ({})".format(module, len(lines), _lines(lines))
+def _output_at(entry: tree.Entry, line: int) -> str:
+  """`output line 7`, or `output cell 2, line 7` in a notebook."""
+  if entry.notebook is None:
+    return "output line {}".format(line)
+  return "output " + entry.at(line, output=True)
+
+
+def _contrib_summary(other: Dict[str, List[int]],
+                     entry: Optional[tree.Entry] = None) -> str:
+  return "; ".join("{} x{} ({})".format(module, len(lines),
+                                        _lines(lines, entry=entry))
                    for module, lines in sorted(other.items()))
 
 
 def _plural(n: int, word: str) -> str:
   return "{} {}{}".format(n, word, "" if n == 1 else "s")
+
+
+def _of(n: int, entries: Sequence[tree.Entry]) -> str:
+  """`2 of 3 Python files`, `1 of 1 notebook`, or both kinds, counted."""
+  notebooks = sum(1 for e in entries if e.kind == "notebook")
+  python = len(entries) - notebooks
+  if not notebooks:
+    return "{} of {}".format(n, _plural(python, "Python file"))
+  if not python:
+    return "{} of {}".format(n, _plural(notebooks, "notebook"))
+  return "{} of {} files ({}, {})".format(
+      n, len(entries), _plural(python, "Python file"),
+      _plural(notebooks, "notebook"))
+
+
+def _kinds(entries: Sequence[tree.Entry]) -> str:
+  """`Python files`, `Notebooks`, or `Python files and notebooks`."""
+  notebooks = sum(1 for e in entries if e.kind == "notebook")
+  if not notebooks:
+    return "Python files"
+  return "Notebooks" if notebooks == len(entries) else (
+      "Python files and notebooks")
 
 
 def render(plan: tree.Plan, source: str, destination: str,
@@ -81,7 +126,9 @@ def render(plan: tree.Plan, source: str, destination: str,
   out = ["{} report".format(PROG), "=" * 79,
          "Input: {}".format(source), "Output: {}".format(destination),
          "Line numbers are input-file lines unless labelled \"output "
-         "line\".", ""]
+         "line\"." + (" In notebooks, cells are counted from 1, markdown "
+                      "cells included." if any(e.notebook for e in python)
+                      else ""), ""]
   out.extend(_before_you_run(python, tf_summary is not None))
 
   if changed:
@@ -107,7 +154,7 @@ def render(plan: tree.Plan, source: str, destination: str,
         out.append("{}: NOT CONVERTED: {}; copied unchanged.{}".format(
             entry.name, entry.result.error, loud))
       for line, message in entry.result.warnings:
-        out.append("{}:{}: WARNING: {}".format(entry.name, line, message))
+        out.append("{}: WARNING: {}".format(entry.where(line), message))
     out.append("")
 
   others = [e for e in python
@@ -118,9 +165,9 @@ def render(plan: tree.Plan, source: str, destination: str,
                    _plural(len(others), "file")))
     out.append("-" * 79)
     for entry in others:
-      out.append("{}: {}".format(entry.name,
-                                 _contrib_summary(entry.result.other_contrib)))
-      out.extend(_slim_left(entry.result))
+      out.append("{}: {}".format(
+          entry.name, _contrib_summary(entry.result.other_contrib, entry)))
+      out.extend(_slim_left(entry.result, entry))
     out.append("")
 
   layers = [e for e in python
@@ -130,13 +177,14 @@ def render(plan: tree.Plan, source: str, destination: str,
                _plural(len(layers), "file"))
     out.append("-" * 79)
     for entry in layers:
-      out.append("{}: {}".format(entry.name,
-                                 _layers_note(entry.result, bool(tf_summary))))
+      out.append("{}: {}".format(entry.name, _layers_note(
+          entry.result, bool(tf_summary), entry)))
     out.append("")
 
   if tf_summary is not None:
     out.extend(_tf_section(tf_summary, tf_issues,
-                           {e.name for e in changed}))
+                           {e.name for e in changed},
+                           {e.name: e for e in python}))
 
   if plan.skipped:
     out.append("Skipped (not in the output)")
@@ -154,40 +202,42 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
   result = entry.result
   out = [entry.name]
   for change in result.changes:
-    out.append("  {}: `{}` -> `{}`".format(change.line, change.old,
-                                           change.new))
+    out.append("  {}: `{}` -> `{}`".format(entry.at(change.line),
+                                           change.old, change.new))
   for added in result.added:
-    out.append("  output line {}: added `{}`".format(added.new_line,
-                                                    added.text))
+    out.append("  {}: added `{}`".format(_output_at(entry, added.new_line),
+                                        added.text))
   for line, message in result.warnings:
-    out.append("  {}: WARNING: {}".format(line, message))
-  out.extend(_slim_left(result))
+    out.append("  {}: WARNING: {}".format(entry.at(line), message))
+  out.extend(_slim_left(result, entry))
   if result.other_contrib:
     out.append("  still uses other tf.contrib modules (not converted): " +
-               _contrib_summary(result.other_contrib))
+               _contrib_summary(result.other_contrib, entry))
   if result.legacy_layers:
-    out.append("  uses " + _layers_note(result, bool(tf_summary)))
+    out.append("  uses " + _layers_note(result, bool(tf_summary), entry))
   if entry.blockers:
     out.append("  still stops it on TensorFlow 2 (output lines):")
     for blocker in entry.blockers:
-      out.append("    - {} ({}): {}".format(blocker.what,
-                                            _lines(blocker.lines),
-                                            blocker.fix))
+      out.append("    - {} ({}): {}".format(
+          blocker.what, _lines(blocker.lines, entry=entry, output=True),
+          blocker.fix))
   if tf_changed:
     out.append("  tf_upgrade_v2 also changed this file")
   renamed = tf_summary.layers_renamed.get(entry.name) if tf_summary else None
   if renamed:
     out.append("  output {}: `tf.layers` renamed `tf.compat.v1.layers` "
-               "after tf_upgrade_v2".format(_lines(renamed)))
+               "after tf_upgrade_v2".format(
+                   _lines(renamed, entry=entry, output=True)))
   for line, kind, message in tf_issues or ():
-    out.append("  output line {}: tf_upgrade_v2 {}: {}".format(
-        line, kind, message))
+    out.append("  {}: tf_upgrade_v2 {}: {}".format(
+        _output_at(entry, line), kind, message))
   return out
 
 
-def _slim_left(result) -> List[str]:
+def _slim_left(result, entry: Optional[tree.Entry] = None) -> List[str]:
   """The uses `--contrib-to-slim` left, each with why."""
-  return ["  {}: not rewritten to tf_slim: {}".format(line, why)
+  return ["  {}: not rewritten to tf_slim: {}".format(
+      entry.at(line) if entry is not None else line, why)
           for line, why in result.slim_left]
 
 
@@ -215,8 +265,8 @@ def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
       fixes.setdefault(blocker.what, blocker.fix)
   clear = sum(1 for e in readable if not e.blockers)
   out = ["Before you run it", "-" * 79,
-         "{} of {} will run on TensorFlow 2 as far as this command can "
-         "tell{}.".format(clear, _plural(len(python), "Python file"),
+         "{} will run on TensorFlow 2 as far as this command can "
+         "tell{}.".format(_of(clear, python),
                           "" if tf_ran else
                           ", once tf_upgrade_v2 has converted the rest of "
                           "the TF1 API (--tf_upgrade_v2)")]
@@ -233,7 +283,7 @@ def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
   return out
 
 
-def _tf_section(summary, tf_issues, shown) -> List[str]:
+def _tf_section(summary, tf_issues, shown, entries) -> List[str]:
   out = ["tf_upgrade_v2 ({})".format(summary.command), "-" * 79,
          "It converted {} and changed {}; {} in its report.".format(
              _plural(summary.processed, "file"),
@@ -249,7 +299,8 @@ def _tf_section(summary, tf_issues, shown) -> List[str]:
   for name, lines in sorted(summary.layers_renamed.items()):
     if name not in shown:
       out.append("  {}: output {}: `tf.layers` renamed `tf.compat.v1.layers` "
-                 "after tf_upgrade_v2".format(name, _lines(lines)))
+                 "after tf_upgrade_v2".format(name, _lines(
+                     lines, entry=entries.get(name), output=True)))
   # Its issues in files listed above are already shown there; the rest are
   # grouped by message, since one message often repeats hundreds of times.
   grouped: Dict[str, List[str]] = {}
@@ -257,7 +308,9 @@ def _tf_section(summary, tf_issues, shown) -> List[str]:
     if name in shown:
       continue
     for line, kind, message in issues:
+      entry = entries.get(name)
       grouped.setdefault("{}: {}".format(kind, message), []).append(
+          entry.where(line, output=True) if entry is not None else
           "{}:{}".format(name, line))
   for message, where in sorted(grouped.items(),
                                key=lambda x: (-len(x[1]), x[0])):
@@ -289,9 +342,9 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   layer_files = sum(1 for e in python if e.result.legacy_layers)
   copied = sum(1 for e in plan.entries if e.kind in ("file", "link"))
   out = ["Total", "-" * 79,
-         "Python files: {} read, {} converted, {} not parsed; other files "
+         "{}: {} read, {} converted, {} not parsed; other files "
          "and links: {}; skipped: {}.".format(
-             len(python), len(changed), len(failed), copied,
+             _kinds(python), len(python), len(changed), len(failed), copied,
              len(plan.skipped)),
          "Warnings to review: {} in {}.".format(
              warnings, _plural(warned, "file"))]

@@ -25,6 +25,7 @@ import sys
 import tempfile
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from contrib_mp_upgrade import notebook
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import tree
 
@@ -146,6 +147,9 @@ class _Attempt:
   tail: str
 
 
+# Appended to a notebook's name for its code cells' Python file.
+_NOTEBOOK_SUFFIX = ".contrib-mp-upgrade.py"
+
 _DETAIL_FILE = re.compile(r"^Processing file '(?P<path>.*)'$")
 _DETAIL_LINE = re.compile(
     r"^(?P<line>\d+):(?P<col>\d+): (?P<kind>INFO|WARNING|ERROR): "
@@ -160,6 +164,9 @@ def _attempt(entries: Sequence[tree.Entry], command: str,
     given: Dict[str, tree.Entry] = {}
     for entry in entries:
       path = os.path.join(stage, "tree", *entry.name.split("/"))
+      if entry.notebook is not None:
+        # Its code cells as a Python file: `--intree` reads `*.py` only.
+        path += _NOTEBOOK_SUFFIX
       os.makedirs(os.path.dirname(path), exist_ok=True)
       with open(path, "wb") as f:
         f.write(entry.output)
@@ -275,6 +282,8 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
           (entry.name, "not UTF-8, which tf_upgrade_v2 requires"))
       continue
     unreadable = unreadable_syntax(entry.output)
+    if unreadable is not None and entry.notebook is not None:
+      unreadable = notebook.relabel(entry.notebook, entry.output, unreadable)
     if unreadable is not None:
       summary.failed.append((entry.name, (
           "tf_upgrade_v2 cannot parse it: its parser (pasta) crashes on "
@@ -313,6 +322,13 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     if renamed:
       summary.layers_renamed[entry.name] = renamed
     if new == old.replace(b"\r\n", b"\n"):
+      continue
+    why = (notebook.check(entry.notebook, new)
+           if entry.notebook is not None else None)
+    if why is not None:
+      summary.failed.append((entry.name, "its result could not be put back "
+                             "into the notebook ({})".format(why)))
+      summary.advice[entry.name] = _advice(entry.name)
       continue
     if _is_crlf(old):
       new = new.replace(b"\n", b"\r\n")

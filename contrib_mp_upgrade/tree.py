@@ -30,6 +30,7 @@ import tempfile
 from typing import Callable, Dict, List, Optional, Tuple
 
 from contrib_mp_upgrade import blockers as blockers_lib
+from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import rewrite
 
 
@@ -45,15 +46,21 @@ class Entry:
     name: The path relative to the input root, with `/` separators (the
       file's name in single-file mode).
     path: The input path.
-    kind: "dir", "python" (a `*.py` file), "file" (copied as is) or "link"
-      (a symbolic link recreated in the output).
-    result: For "python": the `rewrite.FileResult`.
-    source: For "python": the bytes read.
-    output: For "python": the bytes to write. Starts as
-      `result.new_source`; the `tf_upgrade_v2` pass may change it.
+    kind: "dir", "python" (a `*.py` file), "notebook" (a `*.ipynb`
+      file), "file" (copied as is) or "link" (a symbolic link recreated in
+      the output).
+    result: For "python" and "notebook": the `rewrite.FileResult`.
+    source: For "python": the bytes read. For "notebook": its code cells as
+      one Python source (`notebook_lib.Notebook.source`), or the bytes read
+      when it could not be read as a notebook.
+    output: For "python" and "notebook": the converted `source`. Starts as
+      `result.new_source`; the `tf_upgrade_v2` pass may change it. What is
+      written is `written`.
     link: For "link": the target to give the new link.
     tf_upgrade_v2_changed: Whether the `tf_upgrade_v2` pass changed it.
-    blockers: For "python": what still stops `output` on TF 2.
+    blockers: For "python" and "notebook": what still stops `output` on
+      TF 2.
+    notebook: For a "notebook" read as one: the notebook and its cell map.
   """
   name: str
   path: str
@@ -65,11 +72,46 @@ class Entry:
   tf_upgrade_v2_changed: bool = False
   blockers: List[blockers_lib.Blocker] = dataclasses.field(
       default_factory=list)
+  notebook: Optional[notebook_lib.Notebook] = None
 
   @property
   def changed(self) -> bool:
-    return self.kind == "python" and (
+    return self.kind in CODE_KINDS and (
         self.result.changed or self.tf_upgrade_v2_changed)
+
+  @property
+  def original(self) -> bytes:
+    """The file's bytes as read."""
+    return self.notebook.raw if self.notebook is not None else self.source
+
+  @property
+  def written(self) -> bytes:
+    """The bytes to write: `output`, or the notebook rebuilt from it."""
+    if self.notebook is None:
+      return self.output
+    if not self.changed:
+      return self.notebook.raw
+    return notebook_lib.join(self.notebook, self.output)
+
+  def at(self, line: int, output: bool = False) -> str:
+    """Where `line` of `source` (or of `output`) is, as the report says it.
+
+    `12` in a Python file; `cell 3, line 2` in a notebook.
+    """
+    if self.notebook is None:
+      return str(line)
+    return notebook_lib.describe(
+        self.notebook, self.output if output else self.source, line)
+
+  def where(self, line: int, output: bool = False) -> str:
+    """`train.py:12`, or `nb.ipynb cell 3, line 2`."""
+    if self.notebook is None:
+      return "{}:{}".format(self.name, line)
+    return "{} {}".format(self.name, self.at(line, output))
+
+
+# The kinds of entry whose code is converted.
+CODE_KINDS = ("python", "notebook")
 
 
 @dataclasses.dataclass
@@ -79,7 +121,13 @@ class Plan:
   skipped: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
 
   def python(self) -> List[Entry]:
-    return [e for e in self.entries if e.kind == "python"]
+    """Every entry whose code is Python: `*.py` files and notebooks.
+
+    A notebook's `source` and `output` are its code cells as one Python
+    source, so the converters and the report treat both alike; the report
+    counts them apart ("2 Python files and 1 notebook").
+    """
+    return [e for e in self.entries if e.kind in CODE_KINDS]
 
 
 def describe_os_error(error: OSError) -> str:
@@ -93,11 +141,41 @@ def _inside(path: str, directory: str) -> bool:
   return os.path.commonpath([path, directory]) == directory
 
 
-def _python_entry(name: str, path: str, data: bytes,
-                  contrib_to_slim: bool) -> Entry:
-  result = rewrite.upgrade_source(data, contrib_to_slim)
-  return Entry(name=name, path=path, kind="python", result=result,
-               source=data, output=result.new_source)
+def _code_entry(name: str, path: str, data: bytes) -> Entry:
+  """The entry of a `*.py` file or a notebook, not yet converted.
+
+  A notebook that cannot be read as one (not JSON, not nbformat 4, a code
+  cell that is not Python) gets its `result` now: not converted, and why.
+  """
+  if not name.endswith(notebook_lib.SUFFIX):
+    return Entry(name=name, path=path, kind="python", source=data)
+  try:
+    notebook = notebook_lib.read(data)
+  except notebook_lib.NotebookError as e:
+    return Entry(name=name, path=path, kind="notebook", source=data,
+                 output=data, result=rewrite.FileResult(
+                     new_source=data, error=str(e),
+                     mentions_api=(b"mixed_precision" in data and
+                                   b"contrib" in data)))
+  return Entry(name=name, path=path, kind="notebook", source=notebook.source,
+               notebook=notebook)
+
+
+def _settle_notebooks(entries: List[Entry]) -> None:
+  """Names a converted notebook's errors by cell; checks it joins back."""
+  for entry in entries:
+    if entry.notebook is None:
+      continue
+    result, raw = entry.result, entry.notebook.raw
+    mentions = b"mixed_precision" in raw and b"contrib" in raw
+    why = result.error or notebook_lib.check(entry.notebook, entry.output)
+    if why is not None:
+      entry.result = rewrite.FileResult(
+          new_source=entry.source, mentions_api=mentions,
+          error=notebook_lib.relabel(entry.notebook, entry.source, why))
+      entry.output = entry.source
+    else:
+      result.warnings = sorted(result.warnings + entry.notebook.warnings)
 
 
 # Below this many lines for libcst (a few seconds of work), worker
@@ -172,7 +250,12 @@ def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
   except OSError as e:
     raise UpgradeError("`--infile` {!r} could not be read ({}). Check its "
                        "permissions.".format(infile, describe_os_error(e)))
-  plan.entries.append(_python_entry(name, infile, data, contrib_to_slim))
+  entry = _code_entry(name, infile, data)
+  if entry.result is None:
+    entry.result = rewrite.upgrade_source(entry.source, contrib_to_slim)
+    entry.output = entry.result.new_source
+  plan.entries.append(entry)
+  _settle_notebooks(plan.entries)
   return plan
 
 
@@ -224,11 +307,10 @@ def scan_tree(intree: str, copy_other_files: bool,
           mode = item.stat(follow_symlinks=False).st_mode
           plan.skipped.append((name, "{}, not a regular file; not "
                                      "copied".format(_special_kind(mode))))
-        elif item.name.endswith(".py"):
+        elif item.name.endswith((".py", notebook_lib.SUFFIX)):
           with open(item.path, "rb") as f:
             data = f.read()
-          plan.entries.append(Entry(name=name, path=item.path,
-                                    kind="python", source=data))
+          plan.entries.append(_code_entry(name, item.path, data))
         elif copy_other_files:
           with open(item.path, "rb"):
             pass  # Readable now; it is copied when the tree is written.
@@ -238,7 +320,9 @@ def scan_tree(intree: str, copy_other_files: bool,
                                    "copied".format(describe_os_error(e))))
 
   walk(intree, "")
-  upgrade_all(plan.python(), progress, jobs, contrib_to_slim)
+  upgrade_all([e for e in plan.python() if e.result is None], progress, jobs,
+              contrib_to_slim)
+  _settle_notebooks(plan.python())
   return plan
 
 
@@ -274,7 +358,7 @@ def _scan_link(plan: Plan, path: str, name: str, root: str,
         "a symbolic link to {!r}, outside the input tree; not copied. "
         "Convert its target separately if it is code.").format(target)))
     return
-  if not (copy_other_files or name.endswith(".py") or
+  if not (copy_other_files or name.endswith((".py", notebook_lib.SUFFIX)) or
           stat.S_ISDIR(target_stat.st_mode)):
     return
   relative = os.path.relpath(real,
@@ -305,8 +389,8 @@ def _materialize(plan: Plan, stage: str) -> None:
     os.makedirs(os.path.dirname(target), exist_ok=True)
     if entry.kind == "link":
       os.symlink(entry.link, target)
-    elif entry.kind == "python":
-      _write_bytes(target, entry.output)
+    elif entry.kind in CODE_KINDS:
+      _write_bytes(target, entry.written)
       if entry.changed:
         shutil.copymode(entry.path, target)
       else:
@@ -398,7 +482,7 @@ class Commit:
       os.close(fd)
       self._undo.append(lambda temp=temp: _remove(temp))
       try:
-        _write_bytes(temp, entry.output)
+        _write_bytes(temp, entry.written)
         shutil.copymode(entry.path, temp)
       except OSError as e:
         self.abort()
