@@ -135,6 +135,7 @@ class _Rewriter(cst.CSTTransformer):
     self.warnings: List[Tuple[int, str]] = []
     self.other: List[Tuple[str, int]] = []
     self.layers: List[int] = []
+    self._one_line: Optional[Dict[int, List[Tuple[cst.CSTNode, int]]]] = None
 
   def _note(self, node: cst.CSTNode, line: int, old: str, new: str) -> None:
     self.changes.append(Change(line, old, new))
@@ -153,14 +154,20 @@ class _Rewriter(cst.CSTTransformer):
 
   def _shift(self, func: cst.CSTNode) -> int:
     """How far the rewrite moves the end of `func` along its last line."""
-    end = self.a.positions[func].end
+    if self._one_line is None:
+      # Replacements by line, built once: looking through all of them for
+      # each call made a file of many uses quadratic.
+      self._one_line = {}
+      for node, name in self.plan.replace.items():
+        where = self.a.positions[node]
+        if where.start.line == where.end.line:
+          self._one_line.setdefault(where.start.line, []).append(
+              (node, len(name) - (where.end.column - where.start.column)))
     delta = 0
-    for node, name in self.plan.replace.items():
-      where = self.a.positions[node]
-      if where.start.line != end.line or where.end.line != end.line:
-        continue
+    for node, change in self._one_line.get(self.a.positions[func].end.line,
+                                           ()):
       if node is func or any(p is func for p in self.a.ancestors(node)):
-        delta += len(name) - (where.end.column - where.start.column)
+        delta += change
     return delta
 
   def _realign(self, original: cst.Call, updated: cst.Call) -> cst.Call:
