@@ -28,10 +28,12 @@ _PROMPT_S = 2.0
 
 def _make_tree(root: str, data_files: int = 0) -> str:
   tree = os.path.join(root, "in")
-  # Every file uses the API, so each goes through libcst: a scan phase of
-  # several seconds on two workers.
+  # Without data files, every file uses the API, so each goes through
+  # libcst: a scan phase of several seconds on two workers. With them, the
+  # scan is short and the write phase long.
   subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
-                  "160", "--filler", "300", "--mp_every", "1"], check=True,
+                  "160", "--filler", "300", "--mp_every",
+                  "40" if data_files else "1"], check=True,
                  stdout=subprocess.DEVNULL)
   if data_files:
     # Many small files make the write phase long enough to signal in it.
@@ -148,7 +150,7 @@ class InterruptTest(parameterized.TestCase):
   )
   def test_signal_while_writing(self, signum, twice):
     with tempfile.TemporaryDirectory() as root:
-      tree = _make_tree(root, data_files=20000)
+      tree = _make_tree(root, data_files=6000)
       before = _listing(tree)
       proc = self._start(root, tree)
       # The new tree is built in a staging directory beside `out`.
