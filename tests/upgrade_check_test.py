@@ -63,8 +63,8 @@ _CLEAN = ('import tensorflow.compat.v1 as tf\n\n'
 
 _PY2 = 'import tensorflow as tf\n\nprint "scale", tf.contrib.mixed_precision\n'
 
-# A script without a suffix (pre-commit's `types: [python]` matches it by
-# its shebang).
+# An executable script without a suffix (pre-commit's `types: [python]`
+# matches it by its shebang).
 _SCRIPT = ("#!/usr/bin/env python\nimport tensorflow as tf\n"
            "m = tf.contrib.mixed_precision.FixedLossScaleManager(8)\n")
 
@@ -194,6 +194,8 @@ def _write(root, files):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as f:
       f.write(text)
+    if text.startswith("#!"):
+      os.chmod(path, 0o755)
 
 
 class CheckTest(absltest.TestCase):
@@ -363,8 +365,10 @@ def _pre_commit_files(root):
       path = os.path.join(directory, name)
       with open(path, "rb") as f:
         first = f.readline()
+      # identify reads the shebang of executable files only.
       if (name.endswith((".py", ".ipynb")) or
-          (first.startswith(b"#!") and b"python" in first)):
+          (first.startswith(b"#!") and b"python" in first and
+           os.access(path, os.X_OK))):
         out.append(os.path.relpath(path, root))
   return sorted(out)
 
