@@ -150,6 +150,11 @@ def _skipped(path: str, why: str) -> Optional[Finding]:
   return None
 
 
+def _join(root: str, name: str) -> str:
+  """The path to print for `name` (`/`-separated; "." for the root)."""
+  return root if name == "." else os.path.join(root, *name.split("/"))
+
+
 def check(trees: Sequence[str] = (), files: Sequence[str] = (),
           jobs: Optional[int] = None) -> Tuple[List[Finding], int]:
   """Checks trees and files; writes nothing.
@@ -171,10 +176,9 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
     plan = tree.scan_tree(root, False, None, jobs)
     for entry in plan.python():
       checked += 1
-      found += entry_findings(entry, os.path.join(root,
-                                                  *entry.name.split("/")))
+      found += entry_findings(entry, _join(root, entry.name))
     for name, why in plan.skipped:
-      finding = _skipped(os.path.join(root, *name.split("/")), why)
+      finding = _skipped(_join(root, name), why)
       if finding is not None:
         found.append(finding)
   for path in files:

@@ -14,6 +14,7 @@ test then checks the exit status and that nothing was written anywhere.
 These tests do not import TensorFlow.
 """
 
+import ctypes
 import json
 import os
 import shlex
@@ -168,10 +169,25 @@ def _env():
   return env
 
 
-def _run(args, cwd):
+def _bind_permissions():
+  """A `preexec_fn`: file permissions apply to the child even as root.
+
+  It drops CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2) from the
+  bounding set (prctl PR_CAPBSET_DROP, 24), as tests/upgrade_tree_test.py
+  does.
+  """
+  if os.geteuid() == 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):
+      if libc.prctl(24, cap, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _run(args, cwd, enforce_permissions=False):
   return subprocess.run(
       [sys.executable, "-m", "contrib_mp_upgrade"] + list(args), cwd=cwd,
-      env=_env(), capture_output=True, text=True, timeout=300, check=False)
+      env=_env(), capture_output=True, text=True, timeout=300, check=False,
+      preexec_fn=_bind_permissions if enforce_permissions else None)
 
 
 def _state(root):
@@ -282,6 +298,37 @@ class CheckTest(absltest.TestCase):
       self.assertStartsWith(result.stdout, _expected_errors("proj/")[path])
     self._unchanged(before)
 
+  def test_unreadable_paths_fail_the_check_and_links_do_not(self):
+    pkg = os.path.join(self.work, "proj", "pkg")
+    os.symlink("missing.py", os.path.join(pkg, "dangling.py"))
+    os.symlink(os.path.join(pkg, "train.py"), os.path.join(pkg, "again.py"))
+    locked = os.path.join(self.work, "proj", "locked")
+    os.mkdir(locked)
+    os.chmod(os.path.join(pkg, "clean.py"), 0)
+    os.chmod(locked, 0)
+    self.addCleanup(os.chmod, locked, 0o755)
+    self.addCleanup(os.chmod, os.path.join(pkg, "clean.py"), 0o644)
+    result = _run(["--check", "proj/pkg", "proj/locked"], self.work,
+                  enforce_permissions=True)
+    self.assertEqual(result.returncode, 1, result.stderr)
+    errors = [l for l in result.stdout.splitlines() if ": error: " in l]
+    self.assertEqual([l.split(": error: ")[0] for l in errors],
+                     ["proj/locked:1:1", "proj/pkg/clean.py:1:1",
+                      "proj/pkg/old_py2.py:3:1"])
+    self.assertIn("could not be listed", errors[0])
+    self.assertIn("could not be read", errors[1])
+    # A link inside the tree is checked at its target; a dangling one hides
+    # no code.
+    self.assertNotIn("dangling", result.stdout)
+    self.assertNotIn("again.py", result.stdout)
+    self.assertIn("proj/pkg/train.py:", result.stdout)
+    # A named file that cannot be read fails too.
+    result = _run(["--check", "proj/pkg/clean.py"], self.work,
+                  enforce_permissions=True)
+    self.assertEqual(result.returncode, 1, result.stderr)
+    self.assertStartsWith(result.stdout,
+                          "proj/pkg/clean.py:1:1: error: could not be read")
+
   def test_flags_that_write_are_usage_errors(self):
     before = _state(self.work)
     for flags, named in ((["--outtree", "out"], "--outtree"),
@@ -301,6 +348,10 @@ class CheckTest(absltest.TestCase):
     result = _run(["--check"], self.work)
     self.assertEqual(result.returncode, 2)
     self.assertIn("`--check` needs something to check", result.stderr)
+    result = _run(["--check", "--intree", "nowhere"], self.work)
+    self.assertEqual(result.returncode, 2)
+    self.assertIn("'nowhere' does not exist (or is not a directory)",
+                  result.stderr)
     self._unchanged(before)
 
   def test_file_name_that_is_not_utf8_is_printed_as_its_bytes(self):
