@@ -10,10 +10,16 @@ the module by literal), in the form flake8 and ruff print, which editors and
 CI systems turn into annotations:
 
 ```
-train.py:12:7: tf.contrib.mixed_precision.LossScaleOptimizer is gone in TF 2: run contrib-mp-upgrade to convert it
-nb.ipynb:cell_2:3:1: import tensorflow.contrib.mixed_precision as mp imports tf.contrib.mixed_precision, which TF 2 does not have: run contrib-mp-upgrade to convert it
-broken.py:4:1: error: it does not parse as Python 3 (syntax error at line 4); contrib-mp-upgrade cannot check it
+train.py:12:7: tf.contrib.mixed_precision.LossScaleOptimizer is gone in TF 2:
+run contrib-mp-upgrade to convert it
+nb.ipynb:cell_2:3:1: import tensorflow.contrib.mixed_precision as mp imports
+tf.contrib.mixed_precision, which TF 2 does not have: run contrib-mp-upgrade
+to convert it
+broken.py:4:1: error: it does not parse as Python 3 (syntax error at line 4);
+contrib-mp-upgrade cannot check it
 ```
+
+(each finding on one line; wrapped here).
 
 Lines and columns count from 1; a column counts characters. A notebook's
 site is named as nbQA names it: `cell_N` is the N-th code cell (markdown
@@ -231,8 +237,8 @@ def main(parser: Callable[[], argparse.ArgumentParser],
   # Reading the flags again with every default replaced by a marker tells
   # which ones the user typed (`--reportfile` with its default value too).
   unset = object()
-  given.set_defaults(**{a.dest: unset for a in given._actions  # pylint: disable=protected-access
-                        if a.dest != "help"})
+  actions = given._actions  # pylint: disable=protected-access
+  given.set_defaults(**{a.dest: unset for a in actions if a.dest != "help"})
   typed = {dest for dest, value in vars(
       given.parse_intermixed_args(argv)).items() if value is not unset}
   args = parser().parse_intermixed_args(argv)

@@ -12,7 +12,7 @@ contrib-mp-upgrade --infile train.py --outfile train_tf2.py
 contrib-mp-upgrade --infile train.ipynb --outfile train_tf2.ipynb
 contrib-mp-upgrade --intree src/ --inplace
 contrib-mp-upgrade --intree src/ --dry_run      # prints a diff, writes nothing
-contrib-mp-upgrade --check src/ nb.ipynb        # lists what is left, as a linter
+contrib-mp-upgrade --check src/ nb.ipynb        # lists what is left
 ```
 """
 
