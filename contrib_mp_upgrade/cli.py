@@ -12,6 +12,7 @@ contrib-mp-upgrade --infile train.py --outfile train_tf2.py
 contrib-mp-upgrade --infile train.ipynb --outfile train_tf2.ipynb
 contrib-mp-upgrade --intree src/ --inplace
 contrib-mp-upgrade --intree src/ --dry_run      # prints a diff, writes nothing
+contrib-mp-upgrade --check src/ nb.ipynb        # lists what is left
 ```
 """
 
@@ -23,6 +24,7 @@ import sys
 from typing import Callable, List, Optional, Sequence
 
 from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import check as check_lib
 from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import report as report_lib
 from contrib_mp_upgrade import slim
@@ -343,11 +345,14 @@ def parser() -> argparse.ArgumentParser:
           "  {0} --infile train.ipynb --outfile train_tf2.ipynb\n"
           "  {0} --intree src/ --inplace\n"
           "  {0} --intree src/ --dry_run\n"
+          "  {0} --check src/ train.py nb.ipynb\n"
           "Exit status: 0 when the input was processed (warnings included), "
           "1 when it could not be (bad paths, a failed write: then nothing "
           "was written), 2 on bad flags, 130 on Ctrl-C (143 on SIGTERM): "
           "the command stops at once, ends its workers and writes "
-          "nothing.").format(PROG),
+          "nothing. With --check: 1 when a use of "
+          "tf.contrib.mixed_precision is left or a file could not be "
+          "checked, else 0.").format(PROG),
       formatter_class=argparse.RawDescriptionHelpFormatter)
   result.add_argument(
       "--infile", help="a Python file or a Jupyter notebook (*.ipynb) to "
@@ -387,6 +392,16 @@ def parser() -> argparse.ArgumentParser:
   result.add_argument(
       "--jobs", type=_jobs, default=None, metavar="N",
       help="worker processes for large trees (default: one per core)")
+  result.add_argument(
+      "--check", action="store_true",
+      help="write nothing; print each use of tf.contrib.mixed_precision "
+      "left in --intree, --infile or the PATHs as path:line:col: message "
+      "(notebooks: path:cell_N:line:col), as linters do, and exit 1 if "
+      "there is any (or a file could not be read); for CI and pre-commit")
+  result.add_argument(
+      "paths", nargs="*", metavar="PATH",
+      help="with --check: files and directories to check, as pre-commit "
+      "passes them")
   return result
 
 
@@ -415,7 +430,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     The exit status: 0 when the input was processed, 1 when it could not be
     (and nothing was written).
   """
-  args = parser().parse_args(argv)
+  args = parser().parse_intermixed_args(argv)
+  if args.check or args.paths:
+    return check_lib.main(parser, argv)  # Reads only; its own exit status.
   progress = _show_progress if sys.stderr.isatty() else None
   with tree.stop_on_signals():
     try:

@@ -56,10 +56,15 @@ _PY2_HINT = re.compile(
 
 @dataclasses.dataclass(frozen=True)
 class Change:
-  """One rewritten piece of code: its input-file line, old and new text."""
+  """One rewritten piece of code: its input-file line, old and new text.
+
+  `column` is where the rewritten code starts on `line`, counted in
+  characters from 1 as linters print it (`--check`); 0 when not known.
+  """
   line: int
   old: str
   new: str
+  column: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,8 +142,11 @@ class _Rewriter(cst.CSTTransformer):
     self.layers: List[int] = []
     self._one_line: Optional[Dict[int, List[Tuple[cst.CSTNode, int]]]] = None
 
-  def _note(self, node: cst.CSTNode, line: int, old: str, new: str) -> None:
-    self.changes.append(Change(line, old, new))
+  def _note(self, node: cst.CSTNode, line: int, old: str, new: str,
+            at: Optional[cst.CSTNode] = None) -> None:
+    """Records a change; `at` (else `node`) is where its column is read."""
+    start = self.a.positions[node if at is None else at].start
+    self.changes.append(Change(line, old, new, column=start.column + 1))
     self.warnings.extend((line, why) for _, why in guards.guards(self.a, node))
 
   # -- expressions -----------------------------------------------------------
@@ -323,9 +331,11 @@ class _Rewriter(cst.CSTTransformer):
   def leave_SimpleStatementLine(self, original_node, updated_node):
     body = []
     changed = False
+    first = None  # The first statement of the line that changes.
     for original, updated in zip(original_node.body, updated_node.body):
       if original in self.plan.remove_statements:
         changed = True
+        first = original if first is None else first
         continue
       if isinstance(original, cst.Import):
         new = self._rewrite_import(original)
@@ -336,24 +346,26 @@ class _Rewriter(cst.CSTTransformer):
         continue
       if len(new) != 1 or not new[0].deep_equals(original):
         changed = True
+        first = original if first is None else first
       body.extend(new)
     if not changed:
       return updated_node
     line = self.a.line(original_node)
     old = syntax.statement_code(original_node)
     if not body:
-      self._note(original_node, line, old, "(removed)")
+      self._note(original_node, line, old, "(removed)", at=first)
       return cst.RemoveFromParent()
     if len(body) == 1 or not all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
       result = updated_node.with_changes(body=body)
-      self._note(original_node, line, old, syntax.statement_code(result))
+      self._note(original_node, line, old, syntax.statement_code(result),
+                 at=first)
       return result
     # Split imports into one line each; the first keeps the line's comments.
     lines = [updated_node.with_changes(body=[body[0]])]
     lines += [cst.SimpleStatementLine(body=[s]) for s in body[1:]]
     self._note(original_node, line, old,
-               "; ".join(syntax.statement_code(s) for s in lines))
+               "; ".join(syntax.statement_code(s) for s in lines), at=first)
     return cst.FlattenSentinel(lines)
 
 
