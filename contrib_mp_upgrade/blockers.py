@@ -84,9 +84,7 @@ ESTIMATOR_FIX = (
     "or port it to Keras (`Model.fit`) or a custom training loop with "
     "`tf.distribute` to run on 2.16 or later")
 _ESTIMATOR_MODULES = ("tensorflow.estimator", "tensorflow_estimator",
-                      "tensorflow.python.estimator",
-                      "tensorflow.contrib.estimator",
-                      "tensorflow.contrib.learn")
+                      "tensorflow.python.estimator")
 _ESTIMATOR_CLASSES = frozenset(("TPUEstimator", "TPUEstimatorSpec"))
 
 FLAGS = "tf.flags (removed in TF 2)"
