@@ -388,6 +388,11 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if any(e.result.slim_lines for e in python):
     todo.append("install tf_slim where the output runs ({}): the "
                 "rewritten files import it.".format(slim.INSTALL))
+  blocked = sum(1 for e in python if not e.result.error and e.blockers)
+  if blocked:
+    todo.append("apply the fixes \"Before you run it\" names for the {} "
+                "that will not run on TensorFlow 2 as they are.".format(
+                    _plural(blocked, "file")))
   if not todo:
     todo.append("nothing this command knows of.")
   out.extend("  - " + t for t in todo)

@@ -14,8 +14,9 @@ byte-order mark is enough). So it only ever sees a temporary copy of each
 file as plain UTF-8 (no byte-order mark; a file with a coding declaration
 transcoded); its result is taken only where it changed the code, written
 back in the file's own encoding, byte-order mark and line endings, and
-never where it left a file empty. Every file it did not convert, for any
-reason, is in `Summary.advice`, which the report counts as not ready.
+never where it left a file empty. Every file this command read and it did
+not convert, for any reason, is in `Summary.advice`, which the report
+counts as not ready (as it does the files this command could not read).
 
 Two of its renames depend on which TensorFlow runs it: up to TF 2.15 it
 renamed `tf.layers`, the TF1 `tf.summary` functions (`scalar`, `image`,
@@ -26,7 +27,6 @@ so the output is the same whichever TensorFlow ran it.
 """
 
 import ast
-import codecs
 import collections
 import dataclasses
 import io
@@ -62,8 +62,9 @@ class Summary:
       their conversion by this command is kept).
     failed: `(name, why)` for files it could not convert (its parser
       crashed on them); they keep this command's conversion.
-    advice: `{name: what to do}` for each file it was given and did not
-      convert (`failed` and `unparsed`).
+    advice: `{name: what to do}` for each file this command read and it
+      did not convert (`failed`, `unparsed`, and any readable file of
+      `not_given`).
     layers_renamed: `{name: [output lines]}` where `tf.layers` was renamed
       `tf.compat.v1.layers` after it (as tf_upgrade_v2 up to TF 2.15 did).
     summary_renamed: `{name: [output lines]}` where a TF1 `tf.summary`
@@ -277,6 +278,10 @@ def _convert(entries: List["_Given"], command: str, timeout: float,
 
 _Given = collections.namedtuple("_Given", ["name", "output"])
 
+_TPU_ERROR = re.compile(
+    r"Using member tf\.contrib\.tpu\.(\w+)\b.* cannot be converted "
+    r"automatically")
+
 
 def _as_utf8(source: bytes) -> Tuple[bytes, str]:
   """`(the source as plain UTF-8 without a byte-order mark, its encoding)`.
@@ -344,8 +349,12 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     try:
       text, encodings[entry.name] = _as_utf8(entry.output)
     except (SyntaxError, UnicodeDecodeError, LookupError) as e:
+      # Not expected (this command read it), but never counted as ready.
       summary.not_given.append(
           (entry.name, "it does not decode as Python source ({})".format(e)))
+      summary.advice[entry.name] = (
+          "tf_upgrade_v2 was not given it, so its TF1 API is not converted. "
+          + _advice(entry.name))
       continue
     unreadable = unreadable_syntax(text)
     if unreadable is not None:
@@ -388,6 +397,13 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       summary.summary_renamed[name] = summary_lines
     if tpu_lines:
       summary.tpu_renamed[name] = tpu_lines
+      # TF 2.16+'s converter calls these "cannot be converted
+      # automatically" (an ERROR); the rename above did convert them.
+      summary.issues = [
+          i for i in summary.issues
+          if not (i[0] == name and i[1] in tpu_lines and i[2] == "ERROR" and
+                  _TPU_ERROR.match(i[3]) and _TPU_ERROR.match(i[3]).group(1)
+                  in blockers.TPU_ESTIMATOR_NAMES)]
     if new == text.replace(b"\r\n", b"\n"):
       continue
     try:
