@@ -143,11 +143,15 @@ def _find_blockers(plan: tree.Plan,
   """
   python = [e for e in plan.python() if e.result.error is None]
   graph_mode = any(blockers.switches_graph_mode(e.output) for e in python)
+  v1_shapes = any(blockers.switches_v1_shapes(e.output) for e in python)
   for entry in python:
     entry.blockers = blockers.find(entry.output)
     if graph_mode and not blockers.is_script(entry.output):
       entry.blockers = [b for b in entry.blockers
                         if b.what != blockers.SESSION]
+    if v1_shapes and not blockers.is_script(entry.output):
+      entry.blockers = [b for b in entry.blockers
+                        if b.what != blockers.DIMENSION]
     if contrib_to_slim:
       entry.blockers = [
           dataclasses.replace(b, fix=slim.LEFT_FIX)
@@ -464,8 +468,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   python = outcome.plan.python()
   n_failed = sum(1 for e in python if e.result.error)
   n_warnings = sum(len(e.result.warnings) for e in python)
+  tf_missed = ""
+  if outcome.tf_summary is not None:
+    tf_missed = "; tf_upgrade_v2 did not convert {}".format(
+        len(outcome.tf_summary.not_converted()))
   print("{}: changed {} file(s); {} could not be parsed and were copied "
-        "unchanged; {} warning(s); {} path(s) skipped. Report: {}".format(
-            PROG, n_changed, n_failed, n_warnings,
+        "unchanged{}; {} warning(s); {} path(s) skipped. Report: {}".format(
+            PROG, n_changed, n_failed, tf_missed, n_warnings,
             len(outcome.plan.skipped), args.reportfile))
   return 0

@@ -436,6 +436,15 @@ def decode_error(source: bytes) -> Optional[str]:
   try:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
   except SyntaxError as e:
+    # `detect_encoding` decodes lines 1 and 2 as UTF-8 to look for a
+    # declaration, and says "invalid or missing encoding declaration" when
+    # one holds a byte that is not UTF-8 (a latin-1 comment): name that.
+    if "invalid or missing" in str(e):
+      try:
+        source.decode("utf-8")
+      except UnicodeDecodeError as bad:
+        return "invalid UTF-8 at line {} (byte 0x{:02x})".format(
+            source.count(b"\n", 0, bad.start) + 1, source[bad.start])
     return "a bad coding declaration ({})".format(e)
   try:
     source.decode(encoding)
@@ -451,6 +460,13 @@ _INDENT = re.compile(rb"^[ \t]*(?=\S)", re.MULTILINE)
 
 
 def _parse_error(source: bytes, error: Exception) -> str:
+  nul = source.find(b"\0")
+  if nul >= 0:
+    # Python refuses any NUL byte in source text, wherever it is; its parser
+    # names no line for it (or line 1), which points nowhere near it.
+    return ("it contains a NUL byte (at line {}), which Python source cannot "
+            "hold; it may be a binary or truncated file: remove the byte or "
+            "the file".format(source.count(b"\n", 0, nul) + 1))
   line = getattr(error, "raw_line", None)
   try:
     # Python's own parser names the line a person would look at; libcst's
