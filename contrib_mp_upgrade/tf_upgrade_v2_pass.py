@@ -392,7 +392,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       _convert(given[:half], command, timeout, summary, outputs)
       _convert(given[half:], command, timeout, summary, outputs)
   by_name = {e.name: e for e in plan.python()}
-  for name, text in sorted(given):
+  for name, text, _ in sorted(given):
     new = outputs.get(name)
     if new is None:
       continue
