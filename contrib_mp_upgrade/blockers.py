@@ -31,7 +31,15 @@ _SUCCESSORS = {
         "`types.SimpleNamespace` (its string `parse()` has no successor)"),
     "opt": ("no drop-in exists: use a `tf.compat.v1.train` optimizer, or "
             "a Keras optimizer"),
-    "tpu": "use `tf.compat.v1.tpu` or `tf.distribute.TPUStrategy`",
+    "tpu": (
+        "`TPUEstimator`, `TPUEstimatorSpec`, `RunConfig`, `TPUConfig` and "
+        "`InputPipelineConfig` are `tf.compat.v1.estimator.tpu.X` (an "
+        "Estimator API: TensorFlow 2.15 or older; --tf_upgrade_v2 renames "
+        "them), the TPU functions (`shard`, `rewrite`, "
+        "`CrossShardOptimizer`, ...) `tf.compat.v1.tpu.X`, "
+        "`TPUClusterResolver` "
+        "`tf.distribute.cluster_resolver.TPUClusterResolver`; on TensorFlow "
+        "2.16+ port the model to `tf.distribute.TPUStrategy`"),
     "rnn": "use `tf.compat.v1.nn.rnn_cell` or Keras RNN layers",
     "cudnn_rnn": "use Keras `LSTM`/`GRU`, which pick cuDNN themselves",
     "data": "use `tf.data` (most of it moved there unchanged)",
@@ -52,16 +60,65 @@ SESSION_FIX = (
     "`tf.compat.v1.disable_eager_execution()` (or "
     "`tf.compat.v1.disable_v2_behavior()`) once, right after TensorFlow is "
     "imported, in the program's entry script")
+SESSION_FIX_V1_SHAPES = (
+    "`tf.placeholder`, `Session.run` and fetching tensors by name need graph "
+    "mode, and this file reads Dimension `.value` too: call "
+    "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
+    "imported, in the program's entry script "
+    "(`disable_eager_execution()` is not enough here)")
+
+DIMENSION = "Dimension `.value` under TF 2 shapes"
+DIMENSION_FIX = (
+    "TF 2 shapes hold plain ints, which have no `.value` "
+    "(`shape[-1].value` raises AttributeError): call "
+    "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
+    "imported, in the program's entry script; it brings back TF 1 shapes, "
+    "which `disable_eager_execution()` alone does not. Or drop `.value` "
+    "(`tf.compat.dimension_value(shape[-1])` works on both)")
+
+ESTIMATOR = "Estimator (needs TensorFlow 2.15 or older)"
+ESTIMATOR_FIX = (
+    "TensorFlow 2.16 removed `tf.estimator`, `tf.compat.v1.estimator` and "
+    "`tensorflow_estimator`: run it on TensorFlow 2.15 with its Estimator "
+    "(`pip install 'tensorflow==2.15.*' 'tensorflow-estimator==2.15.*'`), "
+    "or port it to Keras (`Model.fit`) or a custom training loop with "
+    "`tf.distribute` to run on 2.16 or later")
+_ESTIMATOR_MODULES = ("tensorflow.estimator", "tensorflow_estimator",
+                      "tensorflow.python.estimator")
+_ESTIMATOR_CLASSES = frozenset(("TPUEstimator", "TPUEstimatorSpec"))
+
+FLAGS = "tf.flags (removed in TF 2)"
+FLAGS_FIX = (
+    "TensorFlow 2 has no `tf.flags` or `tf.app.flags` (the program stops at "
+    "import): add `from absl import flags` and write `flags.X` for "
+    "`tf.flags.X` and `tf.app.flags.X` (`flags.FLAGS`, "
+    "`flags.DEFINE_string`, ...); absl-py comes with TensorFlow, and "
+    "`tf.compat.v1.app.run()` parses its flags")
+
+# TF 1.15 `tf.contrib.tpu` classes that are Estimator classes, which
+# tf_upgrade_v2 up to TF 2.15 renamed `tf.compat.v1.estimator.tpu.X`.
+TPU_ESTIMATOR_NAMES = frozenset((
+    "TPUEstimator", "TPUEstimatorSpec", "RunConfig", "TPUConfig",
+    "InputPipelineConfig"))
+
 _SESSION_NAMES = frozenset((
     "Session", "InteractiveSession", "placeholder", "MonitoredTrainingSession",
     "MonitoredSession", "SingularMonitoredSession", "get_tensor_by_name"))
 _GRAPH_MODE_CALLS = frozenset(("disable_eager_execution",
                                "disable_v2_behavior"))
+_V1_SHAPE_CALLS = frozenset(("disable_v2_behavior", "disable_v2_tensorshape"))
 
 SUMMARY = "tf.summary on TF 2's API in Session code"
 _V1_SUMMARY = frozenset((
     "scalar", "histogram", "image", "audio", "text", "tensor_summary",
     "merge", "merge_all", "FileWriter", "FileWriterCache"))
+# Every `tf.summary.X` that tf_upgrade_v2 up to TF 2.15 renamed
+# `tf.compat.v1.summary.X` (TF 2.16+'s leaves `audio`, `histogram`, `image`,
+# `scalar` and `text`, which TF 2 also has, with another meaning).
+V1_SUMMARY_RENAMED = _V1_SUMMARY | frozenset((
+    "Event", "SessionLog", "Summary", "SummaryDescription",
+    "TaggedRunMetadata", "all_v2_summary_ops", "get_summary_description",
+    "initialize"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,8 +172,9 @@ def _v1(path: str) -> str:
 
 
 # Attribute names worth resolving: everything else is skipped unresolved.
-_INTERESTING = frozenset(("contrib", "layers", "summary", "as_default")) | (
-    _SESSION_NAMES) | _GRAPH_MODE_CALLS
+_INTERESTING = frozenset(("contrib", "layers", "summary", "as_default",
+                          "estimator", "flags", "value")) | (
+    _SESSION_NAMES) | _GRAPH_MODE_CALLS | _V1_SHAPE_CALLS | _ESTIMATOR_CLASSES
 
 
 class _Scan:
@@ -135,13 +193,21 @@ class _Scan:
     self.bare_layers: List[int] = []
     self.session: List[int] = []
     self.summary: Dict[str, List[int]] = {}
+    self.v1_shapes = False  # Whether it calls disable_v2_behavior().
+    self.dimension: List[int] = []
+    self.estimator: List[int] = []
+    self.flags: List[int] = []
+    # `tf.summary.X` and `tf.contrib.tpu.X` written out, which
+    # `--tf_upgrade_v2` renames (see tf_upgrade_v2_pass).
+    self.summary_nodes: List[ast.Attribute] = []
+    self.tpu_nodes: List[ast.Attribute] = []
     attributes, assigns = [], []
     for node in ast.walk(tree):
       if isinstance(node, ast.Attribute):
         value = node.value
         if node.attr in _INTERESTING or (
             isinstance(value, ast.Attribute) and
-            value.attr in ("contrib", "summary")):
+            value.attr in ("contrib", "summary", "tpu")):
           attributes.append(node)
       elif isinstance(node, ast.Call):
         module = _dynamic_import(node)
@@ -175,6 +241,13 @@ class _Scan:
     """Counts an imported module: another contrib module, or `tf.layers`."""
     self._contrib(module, line)
     v1 = _v1(module)
+    if _under(v1, _ESTIMATOR_MODULES) or (
+        module.split(".")[-1] in _ESTIMATOR_CLASSES):
+      self.estimator.append(line)
+    # As written: `tf.compat.v1.flags` and `tf.compat.v1.app.flags` are
+    # still in TF 2.
+    if _under(module, ("tensorflow.flags", "tensorflow.app.flags")):
+      self.flags.append(line)
     if v1 == "tensorflow.layers" or v1.startswith("tensorflow.layers."):
       self.layers.append(line)
 
@@ -212,6 +285,15 @@ class _Scan:
   def _attribute(self, node: ast.Attribute) -> None:
     if node.attr in _GRAPH_MODE_CALLS:
       self.graph_mode = True
+    if node.attr in _V1_SHAPE_CALLS:
+      self.v1_shapes = True
+    if node.attr == "value":
+      if _is_dimension(node.value):
+        self.dimension.append(node.lineno)
+      return
+    if node.attr in _ESTIMATOR_CLASSES:
+      # Whatever module it is reached through, this class is Estimator's.
+      self.estimator.append(node.lineno)
     if node.attr == "as_default":
       # `tf.Graph().as_default()`: the file builds its own graph.
       if isinstance(node.value, ast.Call) and _v1(
@@ -223,8 +305,15 @@ class _Scan:
       return
     path = base + "." + node.attr
     v1, v1_base = _v1(path), _v1(base)
+    if v1 == "tensorflow.estimator" and v1_base == "tensorflow":
+      self.estimator.append(node.lineno)
+    elif path in ("tensorflow.flags", "tensorflow.app.flags"):
+      self.flags.append(node.lineno)
     if len(v1.split(".")) == 3 and v1_base == "tensorflow.contrib":
       self._contrib(path, node.lineno)
+    elif base == "tensorflow.contrib.tpu" and (
+        node.attr in TPU_ESTIMATOR_NAMES):
+      self.tpu_nodes.append(node)
     elif v1 == "tensorflow.layers" and v1_base == "tensorflow":
       self.layers.append(node.lineno)
       if base == "tensorflow":
@@ -232,15 +321,37 @@ class _Scan:
     elif node.attr in _SESSION_NAMES and v1_base in (
         "tensorflow", "tensorflow.train"):
       self.session.append(node.lineno)
-    elif (base == "tensorflow.summary" and node.attr in _V1_SUMMARY):
+    elif base == "tensorflow.summary" and node.attr in V1_SUMMARY_RENAMED:
       # Written `tf.summary.X` with `tf` the TF 2 API, not `compat.v1`.
-      self.summary.setdefault(node.attr, []).append(node.lineno)
+      if node.attr in _V1_SUMMARY:
+        self.summary.setdefault(node.attr, []).append(node.lineno)
+      self.summary_nodes.append(node)
+
+
+def _under(path: str, modules) -> bool:
+  return any(path == m or path.startswith(m + ".") for m in modules)
+
+
+def _is_dimension(node: ast.AST) -> bool:
+  """Whether `node` is a TF 1 `Dimension`: `x.shape[i]`, `x.get_shape()[i]`.
+
+  Also `x.shape.dims[i]`; a shape held in a variable is not recognised.
+  """
+  if not isinstance(node, ast.Subscript) or isinstance(node.slice,
+                                                       ast.Slice):
+    return False
+  shape = node.value
+  if isinstance(shape, ast.Call) and not shape.args:
+    shape = shape.func
+    return isinstance(shape, ast.Attribute) and shape.attr == "get_shape"
+  return isinstance(shape, ast.Attribute) and shape.attr in ("shape", "dims")
 
 
 def _quick_reject(source: bytes) -> bool:
   return not any(word in source for word in (
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
-      b"get_tensor_by_name"))
+      b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
+      b"].value"))
 
 
 @dataclasses.dataclass
@@ -288,26 +399,89 @@ def find(source: bytes) -> List[Blocker]:
   if scan.layers:
     found.append(Blocker("tf.layers", tuple(sorted(set(scan.layers))),
                          LEGACY_KERAS_FIX))
+  v1_shapes_needed = bool(scan.dimension) and not scan.v1_shapes
   if scan.session and not scan.graph_mode:
     found.append(Blocker(SESSION, tuple(sorted(set(scan.session))),
-                         SESSION_FIX))
+                         SESSION_FIX_V1_SHAPES if v1_shapes_needed
+                         else SESSION_FIX))
+  if v1_shapes_needed:
+    found.append(Blocker(DIMENSION, tuple(sorted(set(scan.dimension))),
+                         DIMENSION_FIX))
+  if scan.session:
+    # Session code, graph mode or not: TF 2's `tf.summary.scalar` records
+    # nothing there, and `merge_all` is gone.
     for name, lines in sorted(scan.summary.items()):
-      fix = ("on TF 2 it {}: use `tf.compat.v1.summary.{}` (tf_upgrade_v2 "
-             "makes this rename)").format(
+      fix = ("on TF 2 it {}: use `tf.compat.v1.summary.{}` "
+             "(--tf_upgrade_v2 makes this rename, whichever TensorFlow "
+             "runs it)").format(
                  "does not exist" if name in ("merge", "merge_all",
                                               "FileWriter",
                                               "FileWriterCache")
                  else "records nothing in a Session", name)
       found.append(Blocker("tf.summary." + name, tuple(sorted(set(lines))),
                            fix))
+  if scan.estimator:
+    found.append(Blocker(ESTIMATOR, tuple(sorted(set(scan.estimator))),
+                         ESTIMATOR_FIX))
+  if scan.flags:
+    found.append(Blocker(FLAGS, tuple(sorted(set(scan.flags))), FLAGS_FIX))
   found.sort(key=lambda b: (-len(b.lines), b.what))
   return found
+
+
+def v1_renames(source: bytes) -> List[Tuple[int, int, bytes, str, int]]:
+  """The renames up to TF 2.15's tf_upgrade_v2 made, that later ones skip.
+
+  Args:
+    source: A UTF-8 Python source with LF line endings.
+
+  Returns:
+    `(start, end, replacement, kind, line)` byte spans of `source`, in
+    order: kind `summary` turns `tf.summary.X` into
+    `tf.compat.v1.summary.X`, kind `tpu` turns `tf.contrib.tpu.X` (an
+    Estimator class) into `tf.compat.v1.estimator.tpu.X`. Only uses
+    written out from a name bound to `tensorflow`; empty when it does not
+    parse.
+  """
+  if b"summary" not in source and b"tpu" not in source:
+    return []
+  try:
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return []
+  scan = _Scan(tree)
+  starts = [0]
+  for i, byte in enumerate(source):
+    if byte == 10:
+      starts.append(i + 1)
+  spans = []
+  for kind, nodes, text, inner in (
+      ("summary", scan.summary_nodes, b".compat.v1.summary", 1),
+      ("tpu", scan.tpu_nodes, b".compat.v1.estimator.tpu", 2)):
+    for node in nodes:
+      # `inner` attributes (`.summary`, or `.contrib.tpu`) follow the root.
+      root, ok = node.value, True
+      for _ in range(inner):
+        ok = ok and isinstance(root, ast.Attribute)
+        root = root.value if ok else root
+      if not ok or not isinstance(node.value, ast.Attribute):
+        continue
+      start = starts[root.end_lineno - 1] + root.end_col_offset
+      end = starts[node.value.end_lineno - 1] + node.value.end_col_offset
+      spans.append((start, end, text, kind, node.lineno))
+  return sorted(spans)
 
 
 def switches_graph_mode(source: bytes) -> bool:
   """Whether `source` turns TF 2's eager default off for its program."""
   return any(call in source for call in (b"disable_eager_execution",
                                          b"disable_v2_behavior"))
+
+
+def switches_v1_shapes(source: bytes) -> bool:
+  """Whether `source` brings back TF 1 shapes (`Dimension`) for its program."""
+  return any(call in source for call in (b"disable_v2_behavior",
+                                         b"disable_v2_tensorshape"))
 
 
 def is_script(source: bytes) -> bool:

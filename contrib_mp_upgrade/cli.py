@@ -143,11 +143,15 @@ def _find_blockers(plan: tree.Plan,
   """
   python = [e for e in plan.python() if e.result.error is None]
   graph_mode = any(blockers.switches_graph_mode(e.output) for e in python)
+  v1_shapes = any(blockers.switches_v1_shapes(e.output) for e in python)
   for entry in python:
     entry.blockers = blockers.find(entry.output)
     if graph_mode and not blockers.is_script(entry.output):
       entry.blockers = [b for b in entry.blockers
                         if b.what != blockers.SESSION]
+    if v1_shapes and not blockers.is_script(entry.output):
+      entry.blockers = [b for b in entry.blockers
+                        if b.what != blockers.DIMENSION]
     if contrib_to_slim:
       entry.blockers = [
           dataclasses.replace(b, fix=slim.LEFT_FIX)
@@ -216,9 +220,13 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
           "and run `tf_upgrade_v2` yourself afterwards.".format(
               sys.executable))
   if infile is not None:
-    plan = tree.scan_file(infile, infile, contrib_to_slim)
+    # In place, a symbolic link's target is converted, and the link kept.
+    target = os.path.realpath(infile) if inplace else infile
+    plan = tree.scan_file(target, infile, contrib_to_slim)
     source = infile
     destination = "in place" if inplace else (outfile or "nothing (dry run)")
+    if inplace and os.path.islink(infile):
+      destination = "in place, in {} (the target of the link)".format(target)
   else:
     plan = tree.scan_tree(intree, copy_other_files, progress, jobs,
                           contrib_to_slim)
@@ -228,14 +236,45 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
   _find_blockers(plan, tf_summary, contrib_to_slim)
-  text = report_lib.render(plan, source, destination, tf_summary)
-  diffs = [_diff(e.name, e.original, e.written)
+  text = tree.readable(report_lib.render(plan, source, destination,
+                                         tf_summary))
+  diffs = [tree.readable(_diff(e.name, e.original, e.written))
            for e in plan.python() if e.changed]
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
                     tf_summary=tf_summary)
   if dry_run:
     return outcome
   commit = tree.Commit()
+  finished = False
+  try:
+    _stage(commit, plan, text, infile, outfile, outtree, inplace,
+           reportfile)
+    # Renaming into place is quick; a signal in the middle of it would
+    # leave some files converted and others not, so it waits until the end.
+    with tree.signals_deferred():
+      commit.finish()
+      finished = True
+  except OSError as e:
+    commit.abort()
+    raise UpgradeError("The output could not be put in place ({}).".format(
+        tree.describe_os_error(e)))
+  except tree.Interrupted:
+    if finished:
+      return outcome  # It came too late: the output is complete.
+    commit.abort()
+    raise
+  except BaseException:
+    # A crash while staging: nothing staged may survive.
+    commit.abort()
+    raise
+  return outcome
+
+
+def _stage(commit: tree.Commit, plan: tree.Plan, text: str,
+           infile: Optional[str], outfile: Optional[str],
+           outtree: Optional[str], inplace: bool,
+           reportfile: Optional[str]) -> None:
+  """Writes the output and the report to their temporary places."""
   if infile is not None:
     entry = plan.entries[0]
     if inplace:
@@ -257,13 +296,6 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     commit.stage_tree(plan, outtree, extra)
   if reportfile is not None:
     commit.stage_file(text.encode("utf-8"), reportfile, "--reportfile")
-  try:
-    commit.finish()
-  except OSError as e:
-    commit.abort()
-    raise UpgradeError("The output could not be put in place ({}).".format(
-        tree.describe_os_error(e)))
-  return outcome
 
 
 def _bool(value: str) -> bool:
@@ -320,7 +352,9 @@ def parser() -> argparse.ArgumentParser:
           "  {0} --check src/ train.py nb.ipynb\n"
           "Exit status: 0 when the input was processed (warnings included), "
           "1 when it could not be (bad paths, a failed write: then nothing "
-          "was written), 2 on bad flags. With --check: 1 when a use of "
+          "was written), 2 on bad flags, 130 on Ctrl-C (143 on SIGTERM): "
+          "the command stops at once, ends its workers and writes "
+          "nothing. With --check: 1 when a use of "
           "tf.contrib.mixed_precision is left or a file could not be "
           "checked, else 0.").format(PROG),
       formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -380,12 +414,13 @@ def _echo_to_stderr(outcome: Outcome) -> None:
   for entry in outcome.plan.python():
     for line, message in entry.result.warnings:
       if message.startswith(guards.NEVER_RAN):
-        print("{}: warning: {}: {}".format(PROG, entry.where(line),
-                                           message), file=sys.stderr)
+        print(tree.readable("{}: warning: {}: {}".format(
+            PROG, entry.where(line), message)), file=sys.stderr)
   if outcome.tf_summary is not None:
     for name, why in outcome.tf_summary.failed:
-      print("{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
-          PROG, name, why, outcome.tf_summary.advice.get(name, "")),
+      print(tree.readable(
+          "{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
+              PROG, name, why, outcome.tf_summary.advice.get(name, ""))),
             file=sys.stderr)
 
 
@@ -403,17 +438,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   if args.check or args.paths:
     return check_lib.main(parser, argv)  # Reads only; its own exit status.
   progress = _show_progress if sys.stderr.isatty() else None
-  try:
-    outcome = run(infile=args.infile, outfile=args.outfile,
-                  intree=args.intree, outtree=args.outtree,
-                  inplace=args.inplace, copy_other_files=args.copyotherfiles,
-                  dry_run=args.dry_run, tf_upgrade_v2=args.tf_upgrade_v2,
-                  reportfile=None if args.dry_run else args.reportfile,
-                  progress=progress, jobs=args.jobs,
-                  contrib_to_slim=args.contrib_to_slim)
-  except (UpgradeError, OSError) as e:
-    print("{}: error: {}".format(PROG, e), file=sys.stderr)
-    return 1
+  with tree.stop_on_signals():
+    try:
+      outcome = run(infile=args.infile, outfile=args.outfile,
+                    intree=args.intree, outtree=args.outtree,
+                    inplace=args.inplace,
+                    copy_other_files=args.copyotherfiles,
+                    dry_run=args.dry_run, tf_upgrade_v2=args.tf_upgrade_v2,
+                    reportfile=None if args.dry_run else args.reportfile,
+                    progress=progress, jobs=args.jobs,
+                    contrib_to_slim=args.contrib_to_slim)
+    except tree.Interrupted as e:
+      if progress is not None:
+        sys.stderr.write("\n")
+      print("{}: interrupted ({}); nothing was written.".format(PROG, e),
+            file=sys.stderr)
+      return 128 + e.signum
+    except (UpgradeError, OSError) as e:
+      print(tree.readable("{}: error: {}".format(PROG, e)), file=sys.stderr)
+      return 1
   n_changed = len(outcome.changed)
   _echo_to_stderr(outcome)
   if args.dry_run:
@@ -425,8 +468,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   python = outcome.plan.python()
   n_failed = sum(1 for e in python if e.result.error)
   n_warnings = sum(len(e.result.warnings) for e in python)
+  tf_missed = ""
+  if outcome.tf_summary is not None:
+    tf_missed = "; tf_upgrade_v2 did not convert {}".format(
+        len(outcome.tf_summary.not_converted()))
   print("{}: changed {} file(s); {} could not be parsed and were copied "
-        "unchanged; {} warning(s); {} path(s) skipped. Report: {}".format(
-            PROG, n_changed, n_failed, n_warnings,
+        "unchanged{}; {} warning(s); {} path(s) skipped. Report: {}".format(
+            PROG, n_changed, n_failed, tf_missed, n_warnings,
             len(outcome.plan.skipped), args.reportfile))
   return 0

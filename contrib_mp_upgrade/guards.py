@@ -117,17 +117,34 @@ def _dead_code(analysis: resolve.Analysis, parent: cst.CSTNode,
         "it.").format(NEVER_RAN, syntax.code(parent.test),
                       analysis.line(parent)))
   if isinstance(parent, (cst.IndentedBlock, cst.Module)):
-    for statement in parent.body:
-      if statement is child:
-        break
+    first = _first_stop(analysis, parent)
+    if first is not None and first[0] is not child and (
+        analysis.line(first[0]) < analysis.line(child)):
+      statement, stop = first
+      return (analysis.line(statement), (
+          "{}: `{}` at line {} stops it first. It was rewritten "
+          "anyway; remove that line if this path should now run, and "
+          "test it.").format(NEVER_RAN, syntax.short(stop),
+                             analysis.line(statement)))
+  return None
+
+
+def _first_stop(analysis: resolve.Analysis, block: cst.CSTNode) -> Optional[
+    Tuple[cst.CSTNode, str]]:
+  """The first statement of `block` that stops it, and its code, if any.
+
+  Computed once per block: each use in a block of thousands of statements
+  would otherwise read every statement before it.
+  """
+  key = ("first_stop", block)
+  if key not in analysis.memo:
+    analysis.memo[key] = None
+    for statement in block.body:
       stop = _stops(statement)
       if stop is not None:
-        return (analysis.line(statement), (
-            "{}: `{}` at line {} stops it first. It was rewritten "
-            "anyway; remove that line if this path should now run, and "
-            "test it.").format(NEVER_RAN, syntax.short(stop),
-                               analysis.line(statement)))
-  return None
+        analysis.memo[key] = (statement, stop)
+        break
+  return analysis.memo[key]
 
 
 def _catches_import(handler: cst.ExceptHandler) -> bool:
@@ -142,22 +159,35 @@ def _handler_type(handler: cst.ExceptHandler) -> str:
 
 def _tf2_guard_before(analysis, function, node) -> Optional[Tuple[int, str]]:
   """A TF2-raising check that runs in `function` before `node`, if any."""
-  node_line = analysis.line(node)
-  body = function.body.body if isinstance(function.body,
-                                          cst.IndentedBlock) else []
-  for statement in body:
-    if analysis.line(statement) >= node_line:
-      break
-    found = _find_guard(statement)
-    if found is not None:
-      what = found
-      return (analysis.line(statement), (
-          "this is in `{}()`, which runs `{}` at line {} first: on "
-          "TensorFlow 2 that check stops the function before the rewritten "
-          "code runs. Remove the check if this code should now run on "
-          "TF 2.").format(function.name.value, syntax.short(what),
-                          analysis.line(statement)))
-  return None
+  first = _first_guard(analysis, function)
+  if first is None or analysis.line(first[0]) >= analysis.line(node):
+    return None
+  statement, what = first
+  return (analysis.line(statement), (
+      "this is in `{}()`, which runs `{}` at line {} first: on "
+      "TensorFlow 2 that check stops the function before the rewritten "
+      "code runs. Remove the check if this code should now run on "
+      "TF 2.").format(function.name.value, syntax.short(what),
+                      analysis.line(statement)))
+
+
+def _first_guard(analysis: resolve.Analysis, function: cst.FunctionDef
+                 ) -> Optional[Tuple[cst.CSTNode, str]]:
+  """The first statement of `function` with a TF2 guard, and the guard.
+
+  Computed once per function, as `_first_stop` is per block.
+  """
+  key = ("first_guard", function)
+  if key not in analysis.memo:
+    analysis.memo[key] = None
+    body = function.body.body if isinstance(function.body,
+                                            cst.IndentedBlock) else []
+    for statement in body:
+      found = _find_guard(statement)
+      if found is not None:
+        analysis.memo[key] = (statement, found)
+        break
+  return analysis.memo[key]
 
 
 def _find_guard(statement: cst.CSTNode) -> Optional[str]:

@@ -129,7 +129,7 @@ def render(plan: tree.Plan, source: str, destination: str,
          "line\"." + (" In notebooks, cells are counted from 1, markdown "
                       "cells included." if any(e.notebook for e in python)
                       else ""), ""]
-  out.extend(_before_you_run(python, tf_summary is not None))
+  out.extend(_before_you_run(python, tf_summary))
 
   if changed:
     out.append("Converted (tf.contrib.mixed_precision -> {}{}): {}".format(
@@ -223,11 +223,9 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
           blocker.fix))
   if tf_changed:
     out.append("  tf_upgrade_v2 also changed this file")
-  renamed = tf_summary.layers_renamed.get(entry.name) if tf_summary else None
-  if renamed:
-    out.append("  output {}: `tf.layers` renamed `tf.compat.v1.layers` "
-               "after tf_upgrade_v2".format(
-                   _lines(renamed, entry=entry, output=True)))
+  if tf_summary is not None:
+    out.extend("  " + line
+               for line in _renamed_after(tf_summary, entry.name, entry))
   for line, kind, message in tf_issues or ():
     out.append("  {}: tf_upgrade_v2 {}: {}".format(
         _output_at(entry, line), kind, message))
@@ -252,8 +250,44 @@ def _slim_note(python: List[tree.Entry]) -> List[str]:
               ", ".join(e.name for e in slimmed[:3]), slim.INSTALL)]
 
 
-def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
-  """The summary at the top: how many files run as they are, and why not."""
+# What `--tf_upgrade_v2` renames after tf_upgrade_v2 itself, because only
+# the TensorFlow 2.15 and older one does (see tf_upgrade_v2_pass).
+_RENAMED_AFTER = (
+    ("layers_renamed", "`tf.layers` renamed `tf.compat.v1.layers`"),
+    ("summary_renamed", "TF1 `tf.summary.X` renamed "
+     "`tf.compat.v1.summary.X`"),
+    ("tpu_renamed", "`tf.contrib.tpu.X` (an Estimator class) renamed "
+     "`tf.compat.v1.estimator.tpu.X`"),
+)
+
+
+def _renamed_after(tf_summary, name: str,
+                   entry: Optional[tree.Entry] = None) -> List[str]:
+  out = []
+  for field, what in _RENAMED_AFTER:
+    lines = getattr(tf_summary, field).get(name)
+    if lines:
+      out.append("output {}: {} by this command after tf_upgrade_v2 (as "
+                 "TensorFlow 2.15's tf_upgrade_v2 does; later ones do "
+                 "not)".format(_lines(lines, entry=entry, output=True),
+                               what))
+  return out
+
+
+UNREAD = "could not be read: NOTHING in it was converted"
+UNREAD_FIX = ("fix what \"Not converted, and needs a person\" below says about "
+              "it, then run this command again")
+
+
+def _before_you_run(python: List[tree.Entry], tf_summary) -> List[str]:
+  """The summary at the top: how many files run as they are, and why not.
+
+  Every file that a converter did not convert is counted here as not
+  ready: one this command could not read, and (with `--tf_upgrade_v2`)
+  one that tf_upgrade_v2 could not convert, whose blocker
+  `cli._find_blockers` added.
+  """
+  tf_ran = tf_summary is not None
   readable = [e for e in python if not e.result.error]
   ranked: Dict[str, List[tree.Entry]] = {}
   fixes: Dict[str, str] = {}
@@ -263,6 +297,11 @@ def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
       ranked.setdefault(blocker.what, []).append(entry)
       uses[blocker.what] = uses.get(blocker.what, 0) + len(blocker.lines)
       fixes.setdefault(blocker.what, blocker.fix)
+  unread = [e for e in python if e.result.error]
+  if unread:
+    ranked[UNREAD] = unread
+    uses[UNREAD] = len(unread)
+    fixes[UNREAD] = UNREAD_FIX
   clear = sum(1 for e in readable if not e.blockers)
   out = ["Before you run it", "-" * 79,
          "{} will run on TensorFlow 2 as far as this command can "
@@ -276,18 +315,26 @@ def _before_you_run(python: List[tree.Entry], tf_ran: bool) -> List[str]:
                "converted file's block below repeats its own):")
     for what, entries in sorted(ranked.items(),
                                 key=lambda x: (-len(x[1]), x[0])):
-      out.append("  - {}: {}, {} (first: {}). Fix: {}.".format(
-          what, _plural(len(entries), "file"), _plural(uses[what], "use"),
-          ", ".join(e.name for e in entries[:3]), fixes[what]))
+      count = _plural(len(entries), "file")
+      if what != UNREAD and not what.startswith(_TF_NOT_CONVERTED):
+        count += ", " + _plural(uses[what], "use")
+      out.append("  - {}: {} (first: {}). Fix: {}.".format(
+          what, count, ", ".join(e.name for e in entries[:3]), fixes[what]))
   out.append("")
   return out
 
 
+# The start of the blocker `cli._find_blockers` adds for such a file.
+_TF_NOT_CONVERTED = "the rest of the TF1 API"
+
+
 def _tf_section(summary, tf_issues, shown, entries) -> List[str]:
+  missed = summary.not_converted()
   out = ["tf_upgrade_v2 ({})".format(summary.command), "-" * 79,
-         "It converted {} and changed {}; {} in its report.".format(
-             _plural(summary.processed, "file"),
-             _plural(len(summary.changed), "file"),
+         "Of {}, it converted {} (changed {}) and did NOT convert {}; {} "
+         "in its report.".format(
+             _plural(summary.processed + len(missed), "Python file"),
+             summary.processed, len(summary.changed), len(missed),
              _plural(_count_issues(summary), "issue"))]
   for name, why in summary.failed:
     out.append("  {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
@@ -296,11 +343,11 @@ def _tf_section(summary, tf_issues, shown, entries) -> List[str]:
   if only:
     out.append("  changed by tf_upgrade_v2 only: {}{}".format(
         ", ".join(only[:5]), ", ..." if len(only) > 5 else ""))
-  for name, lines in sorted(summary.layers_renamed.items()):
-    if name not in shown:
-      out.append("  {}: output {}: `tf.layers` renamed `tf.compat.v1.layers` "
-                 "after tf_upgrade_v2".format(name, _lines(
-                     lines, entry=entries.get(name), output=True)))
+  renamed = set(summary.layers_renamed) | set(summary.summary_renamed) | (
+      set(summary.tpu_renamed))
+  for name in sorted(renamed - set(shown)):
+    out.extend("  {}: {}".format(name, line)
+               for line in _renamed_after(summary, name, entries.get(name)))
   # Its issues in files listed above are already shown there; the rest are
   # grouped by message, since one message often repeats hundreds of times.
   grouped: Dict[str, List[str]] = {}
@@ -317,10 +364,12 @@ def _tf_section(summary, tf_issues, shown, entries) -> List[str]:
     out.append("  x{} {} (first: {}; output lines)".format(
         len(where), message, ", ".join(where[:3])))
   for name in summary.unparsed:
-    out.append("  {}: tf_upgrade_v2 could not parse it; left as this "
-               "command wrote it".format(name))
+    out.append("  {}: NOT CONVERTED BY tf_upgrade_v2: it could not parse it "
+               "(it left the file empty); left as this command wrote "
+               "it".format(name))
   for name, why in summary.not_given:
-    out.append("  {}: not given to tf_upgrade_v2: {}".format(name, why))
+    out.append("  {}: NOT CONVERTED BY tf_upgrade_v2 (not given to it): "
+               "{}".format(name, why))
   out.append("")
   return out
 
@@ -341,10 +390,15 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
       modules[module] = (uses + len(lines), files + 1)
   layer_files = sum(1 for e in python if e.result.legacy_layers)
   copied = sum(1 for e in plan.entries if e.kind in ("file", "link"))
+  tf_line = ""
+  if tf_summary is not None:
+    tf_line = ("; tf_upgrade_v2 converted {} and did NOT convert {}".format(
+        tf_summary.processed, len(tf_summary.not_converted())))
   out = ["Total", "-" * 79,
-         "{}: {} read, {} converted, {} not parsed; other files "
+         "{}: {} read, {} converted, {} not parsed{}; other files "
          "and links: {}; skipped: {}.".format(
-             _kinds(python), len(python), len(changed), len(failed), copied,
+             _kinds(python), len(python), len(changed), len(failed), tf_line,
+             copied,
              len(plan.skipped)),
          "Warnings to review: {} in {}.".format(
              warnings, _plural(warned, "file"))]
@@ -371,10 +425,10 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   elif _count_issues(tf_summary):
     todo.append("resolve tf_upgrade_v2's {} above.".format(
         _plural(_count_issues(tf_summary), "issue")))
-  if tf_summary is not None and tf_summary.failed:
+  if tf_summary is not None and tf_summary.advice:
     todo.append("finish the {} tf_upgrade_v2 could not convert (listed "
                 "above, with what to do).".format(
-                    _plural(len(tf_summary.failed), "file")))
+                    _plural(len(tf_summary.advice), "file")))
   if layer_files:
     todo.append("{} tf.layers: {}.".format(
         _plural(layer_files, "file") + (" uses" if layer_files == 1 else
@@ -389,6 +443,11 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if any(e.result.slim_lines for e in python):
     todo.append("install tf_slim where the output runs ({}): the "
                 "rewritten files import it.".format(slim.INSTALL))
+  blocked = sum(1 for e in python if not e.result.error and e.blockers)
+  if blocked:
+    todo.append("apply the fixes \"Before you run it\" names for the {} "
+                "that will not run on TensorFlow 2 as they are.".format(
+                    _plural(blocked, "file")))
   if not todo:
     todo.append("nothing this command knows of.")
   out.extend("  - " + t for t in todo)

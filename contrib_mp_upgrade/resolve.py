@@ -29,6 +29,9 @@ class Analysis:
     self.positions = resolved[metadata.PositionProvider]
     self._paths: Dict[Tuple[cst.CSTNode, bool], Optional[str]] = {}
     self._active: Set[Tuple[cst.CSTNode, bool]] = set()
+    # What other modules compute once per node and reuse, so that a file
+    # of many uses costs time linear in its length (`guards`).
+    self.memo: Dict[Tuple[str, cst.CSTNode], object] = {}
 
   def line(self, node: cst.CSTNode) -> int:
     return self.positions[node].start.line

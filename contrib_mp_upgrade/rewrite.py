@@ -140,6 +140,7 @@ class _Rewriter(cst.CSTTransformer):
     self.warnings: List[Tuple[int, str]] = []
     self.other: List[Tuple[str, int]] = []
     self.layers: List[int] = []
+    self._one_line: Optional[Dict[int, List[Tuple[cst.CSTNode, int]]]] = None
 
   def _note(self, node: cst.CSTNode, line: int, old: str, new: str,
             at: Optional[cst.CSTNode] = None) -> None:
@@ -161,14 +162,20 @@ class _Rewriter(cst.CSTTransformer):
 
   def _shift(self, func: cst.CSTNode) -> int:
     """How far the rewrite moves the end of `func` along its last line."""
-    end = self.a.positions[func].end
+    if self._one_line is None:
+      # Replacements by line, built once: looking through all of them for
+      # each call made a file of many uses quadratic.
+      self._one_line = {}
+      for node, name in self.plan.replace.items():
+        where = self.a.positions[node]
+        if where.start.line == where.end.line:
+          self._one_line.setdefault(where.start.line, []).append(
+              (node, len(name) - (where.end.column - where.start.column)))
     delta = 0
-    for node, name in self.plan.replace.items():
-      where = self.a.positions[node]
-      if where.start.line != end.line or where.end.line != end.line:
-        continue
+    for node, change in self._one_line.get(self.a.positions[func].end.line,
+                                           ()):
       if node is func or any(p is func for p in self.a.ancestors(node)):
-        delta += len(name) - (where.end.column - where.start.column)
+        delta += change
     return delta
 
   def _realign(self, original: cst.Call, updated: cst.Call) -> cst.Call:
@@ -429,6 +436,15 @@ def decode_error(source: bytes) -> Optional[str]:
   try:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
   except SyntaxError as e:
+    # `detect_encoding` decodes lines 1 and 2 as UTF-8 to look for a
+    # declaration, and says "invalid or missing encoding declaration" when
+    # one holds a byte that is not UTF-8 (a latin-1 comment): name that.
+    if "invalid or missing" in str(e):
+      try:
+        source.decode("utf-8")
+      except UnicodeDecodeError as bad:
+        return "invalid UTF-8 at line {} (byte 0x{:02x})".format(
+            source.count(b"\n", 0, bad.start) + 1, source[bad.start])
     return "a bad coding declaration ({})".format(e)
   try:
     source.decode(encoding)
@@ -444,6 +460,13 @@ _INDENT = re.compile(rb"^[ \t]*(?=\S)", re.MULTILINE)
 
 
 def _parse_error(source: bytes, error: Exception) -> str:
+  nul = source.find(b"\0")
+  if nul >= 0:
+    # Python refuses any NUL byte in source text, wherever it is; its parser
+    # names no line for it (or line 1), which points nowhere near it.
+    return ("it contains a NUL byte (at line {}), which Python source cannot "
+            "hold; it may be a binary or truncated file: remove the byte or "
+            "the file".format(source.count(b"\n", 0, nul) + 1))
   line = getattr(error, "raw_line", None)
   try:
     # Python's own parser names the line a person would look at; libcst's
@@ -673,6 +696,41 @@ class _LayersRenamer(cst.CSTTransformer):
     return updated_node.with_changes(value=compat)
 
 
+# `X.layers` that cannot be TF 1's `tf.layers`: TF 2's successors, and
+# what `--tf_upgrade_v2` or contrib already name.
+_NOT_BARE_LAYERS = ("v1", "contrib", "keras")
+
+
+def _may_name_tf_layers(source: bytes) -> bool:
+  """Whether `source` may use `tf.layers`: Python's parser, before libcst.
+
+  After `tf_upgrade_v2` every file that mentions `layers` would otherwise go
+  through libcst's scope analysis, three times the CPU of the two
+  converters together on a tree that uses `tf.contrib.layers` throughout.
+  It answers True whenever it cannot tell.
+  """
+  try:
+    module = ast.parse(source)
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return True
+  for node in ast.walk(module):
+    if isinstance(node, ast.Attribute) and node.attr == "layers":
+      value = node.value
+      if not (isinstance(value, ast.Attribute) and
+              value.attr in _NOT_BARE_LAYERS):
+        return True
+    elif isinstance(node, ast.ImportFrom):
+      if "layers" in (node.module or "") or any(
+          "layers" in alias.name for alias in node.names):
+        return True
+    elif isinstance(node, ast.Import):
+      if any("layers" in alias.name for alias in node.names):
+        return True
+    elif isinstance(node, ast.Constant) and node.value == "layers":
+      return True  # `getattr(tf, "layers")`.
+  return False
+
+
 def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
   """Rewrites `tf.layers` as `tf.compat.v1.layers`, as tf_upgrade_v2 did.
 
@@ -688,7 +746,7 @@ def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
     `(new source, lines renamed)`; the source itself when nothing changed
     or it does not parse.
   """
-  if b"layers" not in source:
+  if b"layers" not in source or not _may_name_tf_layers(source):
     return source, []
   try:
     tree = cst.parse_module(source)

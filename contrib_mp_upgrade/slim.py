@@ -54,7 +54,8 @@ INSTALL = "pip install 'contrib_mixed_precision[slim]'"
 #   functions (`nest`, `sort`, `zero_initializer`, `load_checkpoint`, ...):
 #   not in tf_slim; most moved into TensorFlow itself.
 # - contrib.slim: its submodules (`losses`, `metrics`, `learning`, ...),
-#   whose TF 1.15 contents differ from tf_slim's in places.
+#   whose TF 1.15 contents differ from tf_slim's in places; but `utils`,
+#   the same code in both, is rewritten.
 _LAYERS = frozenset((
     # Layers.
     "avg_pool2d", "avg_pool3d", "batch_norm", "bias_add", "conv1d",
@@ -95,8 +96,12 @@ _FRAMEWORK = frozenset((
 EXACT = {
     "tensorflow.contrib.layers": _LAYERS,
     "tensorflow.contrib.framework": _FRAMEWORK,
-    # contrib.slim star-imported both modules' code.
-    "tensorflow.contrib.slim": _LAYERS | _FRAMEWORK,
+    # contrib.slim star-imported both modules' code, and with it the
+    # `utils` submodule (`tensorflow.contrib.layers.python.layers.utils`:
+    # `collect_named_outputs`, `convert_collection_to_dict`, ...), which
+    # every research/slim network uses. `tf_slim.utils` is that module
+    # (`tf_slim.layers.utils`), reached the same way.
+    "tensorflow.contrib.slim": _LAYERS | _FRAMEWORK | frozenset(("utils",)),
 }
 
 

@@ -9,22 +9,37 @@ runs TensorFlow's converter through its console script, in a child process,
 so this package still never imports TensorFlow itself.
 
 `tf_upgrade_v2` reads and writes text in the platform encoding, turns CRLF
-into LF, and leaves an empty file behind when it cannot parse one. So it
-only ever sees a temporary copy of the files that decode as UTF-8; its
-result is taken only where it changed the code, with the file's own line
-endings restored, and never where it left a file empty.
+into LF, and leaves an empty file behind when it cannot parse one (a UTF-8
+byte-order mark is enough). So it only ever sees a temporary copy of each
+file as plain UTF-8 (no byte-order mark; a file with a coding declaration
+transcoded); its result is taken only where it changed the code, written
+back in the file's own encoding, byte-order mark and line endings, and
+never where it left a file empty. Every file this command read and it did
+not convert, for any reason, is in `Summary.advice`, which the report
+counts as not ready (as it does the files this command could not read).
+
+Two of its renames depend on which TensorFlow runs it: up to TF 2.15 it
+renamed `tf.layers`, the TF1 `tf.summary` functions (`scalar`, `image`,
+`histogram`, `audio`, `text`) and `tf.contrib.tpu`'s Estimator classes;
+later versions leave them, and the program then fails. This pass makes
+those renames itself after it (`_rename_v1`, `rewrite.rename_bare_layers`),
+so the output is the same whichever TensorFlow ran it.
 """
 
 import ast
+import collections
 import dataclasses
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tokenize
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import notebook
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import tree
@@ -37,21 +52,31 @@ class Summary:
 
   Attributes:
     command: The `tf_upgrade_v2` that ran.
-    processed: How many files it converted.
+    processed: How many files it converted (given to it, and its result
+      taken); `given` minus `unparsed` and `failed` among them.
+    given: How many Python files this pass gave it.
     changed: Names of the files whose code it changed.
     issues: `(name, line, kind, message)`: its INFO, WARNING and ERROR
       lines. The line numbers are of the converted file.
     not_given: `(name, why)` for Python files it was not given.
-    unparsed: Names of the files it could not parse (their conversion by
-      this command is kept).
+    unparsed: Names of the files it could not parse (it left them empty;
+      their conversion by this command is kept).
     failed: `(name, why)` for files it could not convert (its parser
       crashed on them); they keep this command's conversion.
-    advice: `{name: what to do}` for each of `failed`.
+    advice: `{name: what to do}` for each file this command read and it
+      did not convert (`failed`, `unparsed`, and any readable file of
+      `not_given`).
     layers_renamed: `{name: [output lines]}` where `tf.layers` was renamed
       `tf.compat.v1.layers` after it (as tf_upgrade_v2 up to TF 2.15 did).
+    summary_renamed: `{name: [output lines]}` where a TF1 `tf.summary`
+      function was renamed `tf.compat.v1.summary.X` after it (the same).
+    tpu_renamed: `{name: [output lines]}` where `tf.contrib.tpu.X` (an
+      Estimator class) was renamed `tf.compat.v1.estimator.tpu.X` after it
+      (the same).
   """
   command: str
   processed: int = 0
+  given: int = 0
   changed: List[str] = dataclasses.field(default_factory=list)
   issues: List[Tuple[str, int, str, str]] = dataclasses.field(
       default_factory=list)
@@ -61,6 +86,15 @@ class Summary:
   advice: Dict[str, str] = dataclasses.field(default_factory=dict)
   layers_renamed: Dict[str, List[int]] = dataclasses.field(
       default_factory=dict)
+  summary_renamed: Dict[str, List[int]] = dataclasses.field(
+      default_factory=dict)
+  tpu_renamed: Dict[str, List[int]] = dataclasses.field(
+      default_factory=dict)
+
+  def not_converted(self) -> List[str]:
+    """Every Python file it did not convert, for whatever reason."""
+    return sorted({n for n, _ in self.not_given} | {n for n, _ in self.failed}
+                  | set(self.unparsed))
 
 
 def find_command() -> Optional[str]:
@@ -128,14 +162,14 @@ def unreadable_syntax(source: bytes) -> Optional[str]:
 
 def _advice(name: str) -> str:
   return (
-      "Its `tf.contrib.mixed_precision` uses are converted; the rest of its "
-      "TF1 API is not. Either make it use the TF1 API through "
+      "This command's own conversion of it is kept; the rest of its TF1 API "
+      "is not converted. Either make it use the TF1 API through "
       "`import tensorflow.compat.v1 as tf` (and call "
       "`tf.disable_v2_behavior()` once in the entry script), or convert it "
       "alone without the second pass (`{prog} --infile {name} --outfile "
-      "new.py`), rewrite that construct, run `tf_upgrade_v2 --infile new.py "
-      "--outfile new.py --reportfile tf_report.txt`, and restore "
-      "it".format(prog="contrib-mp-upgrade", name=name))
+      "new.py`), rewrite the construct named above, run `tf_upgrade_v2 "
+      "--infile new.py --outfile new.py --reportfile tf_report.txt`, and "
+      "restore it".format(prog="contrib-mp-upgrade", name=name))
 
 
 @dataclasses.dataclass
@@ -156,7 +190,7 @@ _DETAIL_LINE = re.compile(
     r"(?P<message>.*)$")
 
 
-def _attempt(entries: Sequence[tree.Entry], command: str,
+def _attempt(entries: Sequence["_Given"], command: str,
              timeout: float) -> _Attempt:
   """Runs `command` once over copies of `entries`."""
   stage = tempfile.mkdtemp(prefix="contrib-mp-upgrade-tf_upgrade_v2-")
@@ -164,7 +198,7 @@ def _attempt(entries: Sequence[tree.Entry], command: str,
     given: Dict[str, tree.Entry] = {}
     for entry in entries:
       path = os.path.join(stage, "tree", *entry.name.split("/"))
-      if entry.notebook is not None:
+      if entry.notebook:
         # Its code cells as a Python file: `--intree` reads `*.py` only.
         path += _NOTEBOOK_SUFFIX
       os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -217,7 +251,7 @@ def _attempt(entries: Sequence[tree.Entry], command: str,
                          match.group("message").strip()))
     return _Attempt(True, outputs, issues, "")
   finally:
-    shutil.rmtree(stage, ignore_errors=True)
+    tree.remove_tree(stage)
 
 
 def _last_line(tail: str) -> str:
@@ -225,7 +259,7 @@ def _last_line(tail: str) -> str:
   return lines[-1] if lines else "no output"
 
 
-def _convert(entries: List[tree.Entry], command: str, timeout: float,
+def _convert(entries: List["_Given"], command: str, timeout: float,
              summary: "Summary", outputs: Dict[str, bytes]) -> None:
   """Converts `entries`; a file that makes the run fail is set aside.
 
@@ -249,6 +283,52 @@ def _convert(entries: List[tree.Entry], command: str, timeout: float,
   _convert(entries[half:], command, timeout, summary, outputs)
 
 
+# A file given to tf_upgrade_v2: its name, its code as UTF-8, and whether
+# it is a notebook's code cells.
+_Given = collections.namedtuple("_Given", ["name", "output", "notebook"],
+                                defaults=[False])
+
+_TPU_ERROR = re.compile(
+    r"Using member tf\.contrib\.tpu\.(\w+)\b.* cannot be converted "
+    r"automatically")
+
+
+def _as_utf8(source: bytes) -> Tuple[bytes, str]:
+  """`(the source as plain UTF-8 without a byte-order mark, its encoding)`.
+
+  `source` decodes (the caller checked): as Python reads it, through its
+  coding declaration or a byte-order mark.
+  """
+  encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+  return source.decode(encoding).encode("utf-8"), encoding
+
+
+def _rename_v1(source: bytes) -> Tuple[bytes, List[int], List[int]]:
+  """Makes the renames up to TF 2.15's tf_upgrade_v2 made, that later skip.
+
+  Returns:
+    `(new source, summary lines, tpu lines)`; see `blockers.v1_renames`.
+  """
+  spans = blockers.v1_renames(source)
+  if not spans:
+    return source, [], []
+  parts, at = [], 0
+  lines: Dict[str, List[int]] = {"summary": [], "tpu": []}
+  for start, end, text, kind, line in spans:
+    parts.append(source[at:start])
+    parts.append(text)
+    at = end
+    lines[kind].append(line)
+  parts.append(source[at:])
+  return (b"".join(parts), sorted(set(lines["summary"])),
+          sorted(set(lines["tpu"])))
+
+
+def _unparsed_advice(name: str) -> str:
+  return ("tf_upgrade_v2 could not parse it (it left the file empty), so "
+          "its TF1 API is not converted. " + _advice(name))
+
+
 def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
   """Runs `command` over the plan's Python files; updates their output.
 
@@ -270,34 +350,39 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       nothing in it to convert.
   """
   summary = Summary(command=command)
-  given: List[tree.Entry] = []
+  given: List[_Given] = []
+  encodings: Dict[str, str] = {}
   for entry in plan.python():
     if entry.result.error is not None:
       summary.not_given.append((entry.name, entry.result.error))
       continue
     try:
-      entry.output.decode("utf-8")
-    except UnicodeDecodeError:
+      text, encodings[entry.name] = _as_utf8(entry.output)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as e:
+      # Not expected (this command read it), but never counted as ready.
       summary.not_given.append(
-          (entry.name, "not UTF-8, which tf_upgrade_v2 requires"))
+          (entry.name, "it does not decode as Python source ({})".format(e)))
+      summary.advice[entry.name] = (
+          "tf_upgrade_v2 was not given it, so its TF1 API is not converted. "
+          + _advice(entry.name))
       continue
-    unreadable = unreadable_syntax(entry.output)
+    unreadable = unreadable_syntax(text)
     if unreadable is not None and entry.notebook is not None:
-      unreadable = notebook.relabel(entry.notebook, entry.output, unreadable)
+      unreadable = notebook.relabel(entry.notebook, text, unreadable)
     if unreadable is not None:
       summary.failed.append((entry.name, (
           "tf_upgrade_v2 cannot parse it: its parser (pasta) crashes on "
           "{}, valid Python 3.8+").format(unreadable)))
       continue
-    given.append(entry)
+    given.append(_Given(entry.name, text, entry.notebook is not None))
+  summary.given = len(given) + len(summary.failed)
   outputs: Dict[str, bytes] = {}
   if given:
     first = _attempt(given, command, timeout)
     if first.ok:
       outputs, summary.issues = first.outputs, first.issues
     else:
-      probe = tree.Entry(name="probe.py", path="", kind="python",
-                         output=b"import tensorflow as tf\n")
+      probe = _Given("probe.py", b"import tensorflow as tf\n")
       if not _attempt([probe], command, timeout).ok:
         raise tree.UpgradeError(
             "`--tf_upgrade_v2`: {!r} fails even on an empty program. Nothing "
@@ -306,35 +391,59 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       half = len(given) // 2
       _convert(given[:half], command, timeout, summary, outputs)
       _convert(given[half:], command, timeout, summary, outputs)
-  summary.processed = len(outputs)
-  for name, _ in summary.failed:
-    summary.advice[name] = _advice(name)
-  for entry in sorted(given, key=lambda e: e.name):
-    new = outputs.get(entry.name)
+  by_name = {e.name: e for e in plan.python()}
+  for name, text, _ in sorted(given):
+    new = outputs.get(name)
     if new is None:
       continue
-    old = entry.output
-    if not new.strip() and old.strip():
-      summary.unparsed.append(entry.name)
+    entry = by_name[name]
+    if not new.strip() and text.strip():
+      summary.unparsed.append(name)
       continue
     new = new.replace(b"\r\n", b"\n")
     new, renamed = rewrite.rename_bare_layers(new)
     if renamed:
-      summary.layers_renamed[entry.name] = renamed
-    if new == old.replace(b"\r\n", b"\n"):
+      summary.layers_renamed[name] = renamed
+    new, summary_lines, tpu_lines = _rename_v1(new)
+    if summary_lines:
+      summary.summary_renamed[name] = summary_lines
+    if tpu_lines:
+      summary.tpu_renamed[name] = tpu_lines
+      # TF 2.16+'s converter calls these "cannot be converted
+      # automatically" (an ERROR); the rename above did convert them.
+      summary.issues = [
+          i for i in summary.issues
+          if not (i[0] == name and i[1] in tpu_lines and i[2] == "ERROR" and
+                  _TPU_ERROR.match(i[3]) and _TPU_ERROR.match(i[3]).group(1)
+                  in blockers.TPU_ESTIMATOR_NAMES)]
+    if new == text.replace(b"\r\n", b"\n"):
       continue
     why = (notebook.check(entry.notebook, new)
            if entry.notebook is not None else None)
     if why is not None:
-      summary.failed.append((entry.name, "its result could not be put back "
+      summary.failed.append((name, "its result could not be put back "
                              "into the notebook ({})".format(why)))
-      summary.advice[entry.name] = _advice(entry.name)
       continue
-    if _is_crlf(old):
+    try:
+      # Back in the file's own encoding (a byte-order mark included:
+      # "utf-8-sig" writes one).
+      new = new.decode("utf-8").encode(encodings[name])
+    except (UnicodeDecodeError, UnicodeEncodeError) as e:
+      summary.failed.append((name, "its result cannot be written back in "
+                             "the file's encoding {} ({})".format(
+                                 encodings[name], e)))
+      continue
+    if _is_crlf(entry.output):
       new = new.replace(b"\n", b"\r\n")
     entry.output = new
     entry.tf_upgrade_v2_changed = True
-    summary.changed.append(entry.name)
+    summary.changed.append(name)
   summary.failed.sort()
+  summary.processed = summary.given - len(summary.failed) - len(
+      summary.unparsed)
+  for name, _ in summary.failed:
+    summary.advice[name] = _advice(name)
+  for name in summary.unparsed:
+    summary.advice[name] = _unparsed_advice(name)
   summary.issues.sort(key=lambda i: (i[0], i[1]))
   return summary

@@ -19,15 +19,18 @@ leaves nothing behind:
 This module needs only the standard library (and libcst, via `rewrite`).
 """
 
-import concurrent.futures
+import contextlib
 import dataclasses
 import errno
 import multiprocessing
 import os
+import re
 import shutil
+import signal
 import stat
 import tempfile
-from typing import Callable, Dict, List, Optional, Tuple
+import threading
+from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from contrib_mp_upgrade import blockers as blockers_lib
 from contrib_mp_upgrade import notebook as notebook_lib
@@ -36,6 +39,86 @@ from contrib_mp_upgrade import rewrite
 
 class UpgradeError(Exception):
   """The command could not do its job; nothing was written."""
+
+
+class Interrupted(BaseException):
+  """A signal (Ctrl-C, SIGTERM, SIGHUP) stopped the command.
+
+  A `BaseException`, as `KeyboardInterrupt` is, so that no `except
+  Exception` on the way up swallows it.
+
+  Attributes:
+    signum: The signal's number.
+  """
+
+  def __init__(self, signum: int):
+    super().__init__(signal.Signals(signum).name)
+    self.signum = signum
+
+
+# The signals that stop the command, cleanly.
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in
+                      ("SIGINT", "SIGTERM", "SIGHUP")
+                      if hasattr(signal, name))
+
+
+def _in_main_thread() -> bool:
+  return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+  """Turns the first stop signal into `Interrupted`, and ignores the rest.
+
+  The first Ctrl-C unwinds the run, which ends the workers and removes
+  whatever was staged on its way out; a second one, which impatient users
+  send, must not interrupt that cleanup. The previous handlers are back
+  when the block ends. Outside the main thread, where Python allows no
+  handlers, it does nothing.
+  """
+  if not _in_main_thread():
+    yield
+    return
+
+  def stop(signum, frame):
+    del frame  # Unused.
+    for other in _STOP_SIGNALS:
+      signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+  previous = {signum: signal.signal(signum, stop)
+              for signum in _STOP_SIGNALS}
+  try:
+    yield
+  finally:
+    for signum, handler in previous.items():
+      signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+  """Holds stop signals until the block ends (they are then delivered)."""
+  if not (_in_main_thread() and hasattr(signal, "pthread_sigmask")):
+    yield
+    return
+  previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+  try:
+    yield
+  finally:
+    signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def readable(text: str) -> str:
+  """`text` with each undecodable file-name byte written as `\\xNN`.
+
+  File names that are not UTF-8 (a latin-1 `é` in an old tree) reach Python
+  as lone surrogates, which no UTF-8 report or terminal can hold.
+  """
+  return _SURROGATE.sub(lambda m: "\\x{:02x}".format(
+      ord(m.group()) - 0xDC00), text)
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 @dataclasses.dataclass
@@ -232,13 +315,34 @@ def upgrade_all(entries: List[Entry],
       finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
     return
   context = multiprocessing.get_context("spawn")
-  with concurrent.futures.ProcessPoolExecutor(
-      max_workers=min(jobs, len(heavy)), mp_context=context) as pool:
-    futures = {pool.submit(rewrite.upgrade_source, e.source,
-                           contrib_to_slim): e
-               for e in heavy}
-    for future in concurrent.futures.as_completed(futures):
-      finish(futures[future], future.result())
+  pool = context.Pool(processes=min(jobs, len(heavy)),
+                      initializer=_leave_signals_to_the_parent)
+  try:
+    for i, result in pool.imap_unordered(
+        _upgrade_one, [(i, e.source, contrib_to_slim)
+                       for i, e in enumerate(heavy)]):
+      finish(heavy[i], result)
+    pool.close()
+  except BaseException:
+    # Ctrl-C, or a worker's crash: end every worker now rather than wait for
+    # the queued files (a `ProcessPoolExecutor` would, and a second Ctrl-C
+    # then deadlocked its shutdown).
+    pool.terminate()
+    raise
+  finally:
+    pool.join()
+
+
+def _leave_signals_to_the_parent() -> None:
+  """A worker ignores Ctrl-C: the terminal sends it to the whole group,
+  and the parent, which decides what to clean up, ends the workers."""
+  signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _upgrade_one(job: Tuple[int, bytes, bool]
+                 ) -> Tuple[int, rewrite.FileResult]:
+  i, source, contrib_to_slim = job
+  return i, rewrite.upgrade_source(source, contrib_to_slim)
 
 
 def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
@@ -286,7 +390,12 @@ def scan_tree(intree: str, copy_other_files: bool,
   plan = Plan()
   root = os.path.realpath(intree)
 
-  def walk(directory: str, prefix: str) -> None:
+  # The walk keeps its own stack: a vendored tree 1,000 directories deep
+  # would overflow Python's. Each directory's entry is added only once it
+  # has been listed, so one that cannot be is skipped, not created empty.
+  stack: List[Tuple[Iterator[os.DirEntry], str]] = []
+
+  def enter(directory: str, prefix: str) -> None:
     try:
       with os.scandir(directory) as it:
         items = sorted(it, key=lambda item: item.name)
@@ -295,31 +404,40 @@ def scan_tree(intree: str, copy_other_files: bool,
           "a directory that could not be listed ({}); nothing under it "
           "was converted or copied").format(describe_os_error(e))))
       return
-    for item in items:
-      name = prefix + item.name
-      try:
-        if item.is_symlink():
-          _scan_link(plan, item.path, name, root, copy_other_files)
-        elif item.is_dir(follow_symlinks=False):
-          plan.entries.append(Entry(name=name, path=item.path, kind="dir"))
-          walk(item.path, name + "/")
-        elif not item.is_file(follow_symlinks=False):
-          mode = item.stat(follow_symlinks=False).st_mode
-          plan.skipped.append((name, "{}, not a regular file; not "
-                                     "copied".format(_special_kind(mode))))
-        elif item.name.endswith((".py", notebook_lib.SUFFIX)):
-          with open(item.path, "rb") as f:
-            data = f.read()
-          plan.entries.append(_code_entry(name, item.path, data))
-        elif copy_other_files:
-          with open(item.path, "rb"):
-            pass  # Readable now; it is copied when the tree is written.
-          plan.entries.append(Entry(name=name, path=item.path, kind="file"))
-      except OSError as e:
-        plan.skipped.append((name, "could not be read ({}); not "
-                                   "copied".format(describe_os_error(e))))
+    if prefix:
+      plan.entries.append(Entry(name=prefix.rstrip("/"), path=directory,
+                                kind="dir"))
+    stack.append((iter(items), prefix))
 
-  walk(intree, "")
+  enter(intree, "")
+  while stack:
+    items, prefix = stack[-1]
+    item = next(items, None)
+    if item is None:
+      stack.pop()
+      continue
+    name = prefix + item.name
+    try:
+      if item.is_symlink():
+        _scan_link(plan, item.path, name, root, copy_other_files)
+      elif item.is_dir(follow_symlinks=False):
+        enter(item.path, name + "/")
+      elif not item.is_file(follow_symlinks=False):
+        mode = item.stat(follow_symlinks=False).st_mode
+        plan.skipped.append((name, "{}, not a regular file; not "
+                                   "copied".format(_special_kind(mode))))
+      elif item.name.endswith((".py", notebook_lib.SUFFIX)):
+        with open(item.path, "rb") as f:
+          data = f.read()
+        plan.entries.append(_code_entry(name, item.path, data))
+      elif copy_other_files:
+        with open(item.path, "rb"):
+          pass  # Readable now; it is copied when the tree is written.
+        plan.entries.append(Entry(name=name, path=item.path, kind="file"))
+    except OSError as e:
+      plan.skipped.append((name, "could not be read ({}); not "
+                                 "copied".format(describe_os_error(e))))
+
   upgrade_all([e for e in plan.python() if e.result is None], progress, jobs,
               contrib_to_slim)
   _settle_notebooks(plan.python())
@@ -448,7 +566,7 @@ class Commit:
       # tree inside it, and move the top-level entries up at the end.
       stage = tempfile.mkdtemp(prefix=".contrib-mp-upgrade-", dir=outtree)
       inside = True
-    self._undo.append(lambda: shutil.rmtree(stage, ignore_errors=True))
+    self._undo.append(lambda: remove_tree(stage))
     try:
       _materialize(plan, stage)
       for name, data in (extra or {}).items():
@@ -531,3 +649,31 @@ def _remove(path: str) -> None:
     os.remove(path)
   except OSError:
     pass
+
+
+def remove_tree(path: str) -> None:
+  """Removes a directory tree, however deep, ignoring errors.
+
+  `shutil.rmtree` recurses once per level, so a staging tree as deep as a
+  vendored input (1,000 levels) would fail to be removed.
+  """
+  stack = [(path, False)]
+  while stack:
+    directory, listed = stack.pop()
+    if listed:
+      try:
+        os.rmdir(directory)
+      except OSError:
+        pass
+      continue
+    stack.append((directory, True))
+    try:
+      with os.scandir(directory) as it:
+        items = list(it)
+    except OSError:
+      continue
+    for item in items:
+      if item.is_dir(follow_symlinks=False):
+        stack.append((item.path, False))
+      else:
+        _remove(item.path)

@@ -32,6 +32,7 @@ class Collector(cst.CSTVisitor):
     self.bare_layers: List[cst.Attribute] = []
     # Dynamic imports of the API: {call: (module literal, new module)}.
     self.literals: Dict[cst.Call, Tuple[cst.BaseExpression, str]] = {}
+    self._literal_nodes: Set[cst.BaseExpression] = set()
     # `(line, why)` for API-looking code that could not be resolved.
     self.unresolved: List[Tuple[int, str]] = []
 
@@ -99,8 +100,8 @@ class Collector(cst.CSTVisitor):
 
   def _check_string(self, node: cst.CSTNode) -> None:
     value = syntax.string_value(node)
-    if value is None or not syntax.MODULE_NAME.fullmatch(value) or any(
-        node is literal for literal, _ in self.literals.values()):
+    if (value is None or not syntax.MODULE_NAME.fullmatch(value) or
+        node in self._literal_nodes):
       return  # Not a module name, or one `visit_Call` rewrites.
     self.unresolved.append((self.a.line(node), (
         "the string `{}` names TF 1.15's module `{}`, which does not exist "
@@ -130,6 +131,7 @@ class Collector(cst.CSTVisitor):
         # or, where the call returns the root package, TensorFlow itself.
         self.literals[node] = (literal, syntax.map_module(module)
                                if returns_module else syntax.TF)
+        self._literal_nodes.add(literal)
       elif syntax.other_contrib(module):
         self.other.append((syntax.other_contrib(module), self.a.line(node)))
         self.other_nodes.append(node)

@@ -49,7 +49,7 @@ def block_{k}(net, scale=1.0):
 
 
 def write_tree(out: str, files: int, uses: int, mp_every: int,
-               filler: int = 0) -> int:
+               filler: int = 0, layers_every: int = 0) -> int:
   """Writes the tree; returns how many files use mixed_precision.
 
   Args:
@@ -58,6 +58,8 @@ def write_tree(out: str, files: int, uses: int, mp_every: int,
     uses: Other-contrib uses per file.
     mp_every: Every Nth file also uses `tf.contrib.mixed_precision`.
     filler: About this many lines of ordinary code are added per file.
+    layers_every: Every Nth function of that code also calls
+      `tf.contrib.layers` (0: none does).
   """
   mp_files = 0
   for i in range(files):
@@ -72,7 +74,13 @@ def write_tree(out: str, files: int, uses: int, mp_every: int,
     lines.append("  return net")
     source = "\n".join(lines) + "\n"
     for k in range(filler // 9):
-      source += _FILLER.format(k=k)
+      block = _FILLER.format(k=k)
+      if layers_every and k % layers_every == 0:
+        block = block.replace(
+            "  return net + shortcut",
+            "  net = tf.contrib.layers.fully_connected(net, 4)\n"
+            "  return net + shortcut")
+      source += block
     if mp_every and i % mp_every == 0:
       source += _MP_SITE
       mp_files += 1
@@ -97,12 +105,16 @@ def main(argv=None) -> int:
       "--filler", type=int, default=0,
       help="about this many lines of ordinary code per file, for files the "
       "size of real ones (default: %(default)s)")
+  parser.add_argument(
+      "--layers_every", type=int, default=0,
+      help="every Nth function of that ordinary code also calls "
+      "tf.contrib.layers (default: %(default)s, none)")
   args = parser.parse_args(argv)
   if os.path.exists(args.out):
     parser.error("`--out` {!r} already exists; name a new directory.".format(
         args.out))
   mp_files = write_tree(args.out, args.files, args.uses, args.mp_every,
-                        args.filler)
+                        args.filler, args.layers_every)
   print("Wrote {} files ({} use tf.contrib.mixed_precision) to {}.".format(
       args.files, mp_files, args.out))
   return 0

@@ -146,7 +146,8 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
         "ExponentialUpdateLossScaleManager`\n",
         "  tf_upgrade_v2 also changed this file\n",
         "tf_upgrade_v2 ({})\n".format(self.command),
-        "It converted 2 files and changed 2 files; 0 issues in its report.\n",
+        "Of 2 Python files, it converted 2 (changed 2) and did NOT convert "
+        "0; 0 issues in its report.\n",
         "  changed by tf_upgrade_v2 only: helpers.py\n",
         "Left to do by hand:\n  - 1 file uses tf.layers: on TensorFlow 2.16 "
         "and later `tf.compat.v1.layers` needs tf-keras",

@@ -1,0 +1,165 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Ctrl-C and SIGTERM stop `contrib-mp-upgrade` at once, and leave nothing.
+
+Contract 14. The real command runs as a subprocess in a session of its own,
+with worker processes, and is signalled the way a terminal does it, once or
+twice, while it converts (the scan phase) and while it writes the new tree
+(the write phase). Whatever the phase: it exits within 2 s of the first
+signal with 128 + the signal's number, says in one line that nothing was
+written, leaves no worker behind, and leaves no output, no staging tree and
+no temporary file.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MAKE_TREE = os.path.join(_REPO, "scripts", "make_legacy_tree.py")
+_PROMPT_S = 2.0
+
+
+def _make_tree(root: str, data_files: int = 0) -> str:
+  tree = os.path.join(root, "in")
+  # Without data files, every file uses the API, so each goes through
+  # libcst: a scan phase of several seconds on two workers. With them, the
+  # scan is short and the write phase long.
+  subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                  "160", "--filler", "300", "--mp_every",
+                  "40" if data_files else "1"], check=True,
+                 stdout=subprocess.DEVNULL)
+  if data_files:
+    # Many small files make the write phase long enough to signal in it.
+    data = os.path.join(tree, "data")
+    os.makedirs(data)
+    for i in range(data_files):
+      with open(os.path.join(data, "{:05d}.txt".format(i)), "w") as f:
+        f.write("row {}\n".format(i))
+  return tree
+
+
+def _listing(root: str):
+  found = []
+  for directory, dirs, files in os.walk(root):
+    for name in dirs + files:
+      path = os.path.join(directory, name)
+      found.append((os.path.relpath(path, root), os.lstat(path).st_mtime_ns))
+  return sorted(found)
+
+
+def _group_alive(pgid: int) -> list:
+  alive = []
+  for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+      continue
+    try:
+      with open("/proc/{}/stat".format(pid)) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+      continue
+    # Fields after the name: state, ppid, pgrp; a zombie is gone already.
+    if int(fields[2]) == pgid and fields[0] != "Z":
+      alive.append(int(pid))
+  return alive
+
+
+class InterruptTest(parameterized.TestCase):
+
+  def _start(self, root, tree, *extra):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    return subprocess.Popen(
+        [sys.executable, "-m", "contrib_mp_upgrade", "--intree", tree,
+         "--outtree", os.path.join(root, "out"), "--reportfile",
+         os.path.join(root, "report.txt"), "--jobs", "2"] + list(extra),
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True)
+
+  def _wait_for(self, proc, condition, what):
+    deadline = time.monotonic() + 120
+    while not condition():
+      if proc.poll() is not None or time.monotonic() > deadline:
+        proc.kill()
+        self.fail("the command {} before {}: {}".format(
+            "ended" if proc.returncode is not None else "took too long",
+            what, proc.communicate()))
+      time.sleep(0.01)
+
+  def _interrupt(self, proc, signum, twice):
+    # As a terminal does: to the whole process group, workers included.
+    os.killpg(proc.pid, signum)
+    start = time.monotonic()
+    if twice:
+      time.sleep(0.2)
+      try:
+        os.killpg(proc.pid, signum)
+      except ProcessLookupError:
+        pass  # It had already finished: the second one found nothing.
+    try:
+      out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+      os.killpg(proc.pid, signal.SIGKILL)
+      self.fail("the command hung after {}".format(
+          signal.Signals(signum).name))
+    return time.monotonic() - start, out.decode(), err.decode()
+
+  def _check_stopped(self, root, tree, before, proc, elapsed, err, signum):
+    self.assertEqual(proc.returncode, 128 + signum, err)
+    self.assertLess(elapsed, _PROMPT_S)
+    lines = err.strip().splitlines()
+    self.assertEqual(lines, [
+        "contrib-mp-upgrade: interrupted ({}); nothing was written.".format(
+            signal.Signals(signum).name)])
+    self.assertNotIn("Traceback", err)
+    # Nothing beside the input: no output tree, no report, no staging.
+    self.assertEqual(sorted(os.listdir(root)), ["in"])
+    self.assertEqual(_listing(tree), before)
+    deadline = time.monotonic() + _PROMPT_S
+    while _group_alive(proc.pid) and time.monotonic() < deadline:
+      time.sleep(0.05)
+    self.assertEqual(_group_alive(proc.pid), [], "workers left running")
+
+  @parameterized.named_parameters(
+      ("ctrl_c_once", signal.SIGINT, False),
+      ("ctrl_c_twice", signal.SIGINT, True),
+      ("sigterm", signal.SIGTERM, False),
+  )
+  def test_signal_while_converting(self, signum, twice):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _make_tree(root)
+      before = _listing(tree)
+      proc = self._start(root, tree)
+      # Workers are converting once both have started.
+      self._wait_for(proc, lambda: len(_group_alive(proc.pid)) >= 3,
+                     "its workers started")
+      time.sleep(1.0)
+      self.assertIsNone(proc.poll(), "the scan phase was over too soon")
+      elapsed, _, err = self._interrupt(proc, signum, twice)
+      self._check_stopped(root, tree, before, proc, elapsed, err, signum)
+
+  @parameterized.named_parameters(
+      ("ctrl_c_once", signal.SIGINT, False),
+      ("ctrl_c_twice", signal.SIGINT, True),
+  )
+  def test_signal_while_writing(self, signum, twice):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _make_tree(root, data_files=6000)
+      before = _listing(tree)
+      proc = self._start(root, tree)
+      # The new tree is built in a staging directory beside `out`.
+      self._wait_for(proc, lambda: any(
+          n.startswith(".out.") for n in os.listdir(root)),
+                     "it started writing")
+      elapsed, _, err = self._interrupt(proc, signum, twice)
+      self._check_stopped(root, tree, before, proc, elapsed, err, signum)
+
+
+if __name__ == "__main__":
+  absltest.main()
