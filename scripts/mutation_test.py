@@ -54,7 +54,9 @@ _DUP = "tests/duplicate_sum_test.py"
 _SKIP = "tests/skip_decision_test.py"
 _APPLIED = "tests/applied_update_test.py"
 _WRAP = "tests/ps_cluster_test.py::WrapOrderTest"
-_POLICY = "tests/policy_property_test.py"
+_POLICY = "tests/policy_property_test.py::ExponentialPolicyPropertyTest"
+_THREADS = ("tests/policy_property_test.py::ConcurrentStepsTest::"
+            "test_every_step_of_every_thread_counts0")
 _LSO_T = "tests/loss_scale_optimizer_test.py"
 _LST = "tests/loss_scale_test.py"
 _SHARED = "tests/shared_manager_test.py"
@@ -171,7 +173,7 @@ MUTANTS = (
     Mutant("L04", _LS,
            "      shrunk = tf.maximum(1.0, scale * decr_ratio)",
            "      shrunk = scale * decr_ratio",
-           (_LST,), "graph policy: the scale may shrink below 1"),
+           (_POLICY,), "graph policy: the scale may shrink below 1"),
     Mutant("L05", _LS,
            "          is_finite, tf.where(grow, zero, bad),",
            "          is_finite, zero,",
@@ -192,7 +194,7 @@ MUTANTS = (
     Mutant("L09", _LS,
            "  with tf.control_dependencies([lock]):\n    writes = step()",
            "  with tf.control_dependencies([]):\n    writes = step()",
-           (_SHARED,), "the update does not wait for its lock"),
+           (_THREADS,), "the update does not wait for its lock"),
     # -- loss_scale_optimizer.py
     Mutant("O02", _LSO,
            "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
