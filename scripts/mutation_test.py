@@ -236,7 +236,7 @@ MUTANTS = (
     Mutant("O08", _LSO,
            "  return tf.raw_ops.Snapshot(input=loss_scale)",
            "  return loss_scale",
-           (_SHARED, _LSO_T), "the step's scale is not copied: a ref read "
+           (_LSO_T + "::StepLossScaleTest",), "the step's scale is not copied: a ref read "
            "aliases the variable"),
     # -- sync_replicas.py
     Mutant("R03", _SR,
