@@ -177,7 +177,11 @@ MUTANTS = (
     Mutant("L05", _LS,
            "          is_finite, tf.where(grow, zero, bad),",
            "          is_finite, zero,",
-           (_POLICY,), "graph policy: a good step clears the bad count"),
+           # Equivalent: a finite step reaches the whole policy only when
+           # it grows (any other finite step just counts), so `grow` is
+           # True wherever `is_finite` is, and both give zero.
+           (_POLICY,), "graph policy: a good step clears the bad count "
+           "(equivalent)"),
     Mutant("L06", _LS,
            "    if good < incr_every_n_steps:\n",
            "    if good <= incr_every_n_steps:\n",
