@@ -78,7 +78,8 @@ MUTANTS = (
     Mutant("S02", _SD,
            "    return _all_finite_compiled(to_check)",
            "    return _all_finite_compiled(\n"
-           "        [g for g in to_check if not isinstance(g, tf.IndexedSlices)])",
+           "        [g for g in to_check\n"
+           "         if not isinstance(g, tf.IndexedSlices)])",
            (_EAGER,), "the eager compiled check drops IndexedSlices"),
     Mutant("O01", _LSO,
            "      unscaled = _unscaled_compiled(grads, "
@@ -161,8 +162,10 @@ MUTANTS = (
            "replica consensus lets one non-finite replica through"),
     # -- loss_scale.py
     Mutant("L02", _LS,
-           "                                good_plus_one < incr_every_n_steps)",
-           "                                good_plus_one <= incr_every_n_steps)",
+           "                                good_plus_one < "
+           "incr_every_n_steps)",
+           "                                good_plus_one <= "
+           "incr_every_n_steps)",
            (_LST,), "graph policy: the growth step is taken for a count"),
     Mutant("L03", _LS,
            "      grow = tf.logical_and(is_finite, good_plus_one >= "
@@ -189,7 +192,8 @@ MUTANTS = (
     Mutant("L07", _LS,
            "    if np.isfinite(grown):\n      loss_scale.assign(grown",
            "    if True:\n      loss_scale.assign(grown",
-           (_LST,), "eager policy: growth past float32 max makes the scale inf"),
+           (_LST,),
+           "eager policy: growth past float32 max makes the scale inf"),
     Mutant("L08", _LS,
            "    bad_steps.assign(0, read_value=False)\n"
            "  good_steps.assign(0, read_value=False)\n",
@@ -240,7 +244,8 @@ MUTANTS = (
     Mutant("O08", _LSO,
            "  return tf.raw_ops.Snapshot(input=loss_scale)",
            "  return loss_scale",
-           (_LSO_T + "::StepLossScaleTest",), "the step's scale is not copied: a ref read "
+           (_LSO_T + "::StepLossScaleTest",),
+           "the step's scale is not copied: a ref read "
            "aliases the variable"),
     # -- sync_replicas.py
     Mutant("R03", _SR,
