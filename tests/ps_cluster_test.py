@@ -5,10 +5,18 @@
 `tests/programs/ps_train.py` (the program docs/training_loops.md shows)
 trains real in-process `tf.distribute.Server`s on loopback ports, with
 `replica_device_setter` and `MonitoredTrainingSession`, workers in lockstep.
-Worker 1's batch is NaN on its third step. Every record the chief read from
-the PS is compared with `policy_reference.parameter_server_sgd` (weights,
-`global_step`) and `policy_reference.exponential_policy` (the loss-scale
-state), which know nothing of the package.
+Worker 1's batch is NaN on its third step. The model is linear plus an
+embedding, whose gradient `SyncReplicasOptimizer` aggregates in a sparse
+accumulator. Every record the chief read from the PS is compared with
+`policy_reference.parameter_server_sgd` (weights, embedding, `global_step`)
+and `policy_reference.exponential_policy` (the loss-scale state), which
+know nothing of the package; the state and the update's lock must be on
+the PS.
+
+`WrapOrderTest` builds graphs in this process: the refused wrap order, the
+lock's placement with two parameter servers, and skipped steps of
+gradients taken out of dense and sparse accumulators, with and without a
+local gradient among them.
 
 Three programs run at once in setUpClass, about 20 s on 2 cores: every wrap
 order and the controls without loss scaling in one process; a run whose
