@@ -307,13 +307,16 @@ def _run_tests(python, root, tests, timeout):
                           check=False)
   except subprocess.TimeoutExpired:
     return "timeout", ""
-  tail = proc.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
+  lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+  tail = lines[-1] if lines else ""
   if proc.returncode == 0:
-    return "passed", " ".join(tail)
+    return "passed", tail
   # 1: tests failed; 2: collection failed (a mutant that breaks an import
-  # is noticed too).
+  # is noticed too). Name the test that failed (`-q` lists it).
   if proc.returncode in (1, 2):
-    return "failed", " ".join(tail)
+    failed = [l.split(" - ")[0].split(" ", 1)[1] for l in lines
+              if l.startswith(("FAILED ", "ERROR "))]
+    return "failed", "{}; {}".format(tail, failed[0]) if failed else tail
   raise RuntimeError("pytest could not run {} (exit {}): {}".format(
       tests, proc.returncode, proc.stdout.decode("utf-8", "replace")[-2000:]))
 
