@@ -988,6 +988,34 @@ class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):
           seen.append(lso.loss_scale.numpy())
       self.assertEqual([8.0, 16.0, 32.0], [float(x) for x in seen])
 
+  def test_loss_scale_is_this_steps_scale_with_ref_variables(self):
+    # Under disable_v2_behavior() the state is a ref variable, whose read
+    # aliases the variable's buffer: unless the step's scale is copied, the
+    # update's assignment overwrites the fetched value with the next scale.
+    # A subprocess, because the switch is process-global.
+    code = "\n".join([
+        "import tensorflow as tf",
+        "tf.compat.v1.disable_v2_behavior()",
+        "from contrib_mixed_precision import loss_scale_manager as lsm",
+        "from contrib_mixed_precision import loss_scale_optimizer as lso",
+        "w = tf.compat.v1.Variable(1.0)",
+        "opt = lso.LossScaleOptimizer(",
+        "    tf.compat.v1.train.GradientDescentOptimizer(0.0),",
+        "    lsm.ExponentialUpdateLossScaleManager(8, 1))",
+        "train = opt.minimize(w * w)",
+        "with tf.compat.v1.Session() as s:",
+        "  s.run(tf.compat.v1.global_variables_initializer())",
+        "  print([float(s.run([train, opt.loss_scale])[1]) for _ in range(3)])",
+    ])
+    proc = subprocess.run([sys.executable, "-c", code],
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+                              sys.path)),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=300, check=False)
+    output = proc.stdout.decode("utf-8", "replace")
+    self.assertEqual(proc.returncode, 0, output[-3000:])
+    self.assertEqual(output.strip().splitlines()[-1], "[8.0, 16.0, 32.0]")
+
 
 if __name__ == "__main__":
   tf.test.main()

@@ -95,7 +95,7 @@ def data_parallel_momentum_sgd(finite_flags, num_workers):
 
 
 def parameter_server_sgd(sync, skips_nan, steps, num_workers=2,
-                         nan_at=(1, 2)):
+                         nan_at=(1, 2), embedding=False):
   """Every update of the parameter-server programs, replayed in NumPy.
 
   Plain SGD (lr 0.1) on a 3x2 linear model with bias and squared error,
@@ -115,13 +115,19 @@ def parameter_server_sgd(sync, skips_nan, steps, num_workers=2,
     steps: How many steps.
     num_workers: How many workers.
     nan_at: (worker, step) of the NaN batch.
+    embedding: Whether the model adds the rows of a 6x2 embedding, starting
+      at `linspace(-0.5, 0.5, 12)`, at ids `[s % 6, s % 6, (s + 1) % 6, 5]`
+      (both workers alike) to its prediction; its gradient adds each
+      example's residual gradient to its id's row (twice for the repeated
+      id).
 
   Returns:
     One dict per update: `step`, `worker` (None in sync mode), `finite`,
-    `global_step`, `w` and `b` after it (float64 arrays).
+    `global_step`, `w`, `b` (and `emb`) after it (float64 arrays).
   """
   w = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
   b = np.zeros([2])
+  emb = np.linspace(-0.5, 0.5, 12).reshape(6, 2)
   y = np.ones([4, 2])
   global_step = 0
   out = []
@@ -131,27 +137,40 @@ def parameter_server_sgd(sync, skips_nan, steps, num_workers=2,
         1 + step / 10)
     if (worker, step) == tuple(nan_at):
       x[0, 0] = np.nan
+    ids = [step % 6, step % 6, (step + 1) % 6, 5]
     residual = x @ w + b - y
-    return 2.0 / residual.size * x.T @ residual, (
-        2.0 / residual.size * residual.sum(axis=0))
+    if embedding:
+      residual = residual + emb[ids]
+    g_emb = np.zeros_like(emb)
+    np.add.at(g_emb, ids, 2.0 / residual.size * residual)
+    return (2.0 / residual.size * x.T @ residual,
+            2.0 / residual.size * residual.sum(axis=0), g_emb)
 
   for step in range(steps):
     if sync:
       per_worker = [grads(k, step) for k in range(num_workers)]
-      updates = [(None, np.mean([g for g, _ in per_worker], axis=0),
-                  np.mean([g for _, g in per_worker], axis=0))]
+      # Both workers touch the same rows: the sparse accumulator's
+      # per-row mean is the mean.
+      updates = [(None,) + tuple(np.mean([g[i] for g in per_worker], axis=0)
+                                 for i in range(3))]
     else:
       # Each worker reads the weights its predecessor just updated.
-      updates = ((k, None, None) for k in range(num_workers))
-    for worker, g_w, g_b in updates:
+      updates = ((k, None, None, None) for k in range(num_workers))
+    for worker, g_w, g_b, g_emb in updates:
       if worker is not None:
-        g_w, g_b = grads(worker, step)
-      finite = bool(np.all(np.isfinite(g_w)) and np.all(np.isfinite(g_b)))
+        g_w, g_b, g_emb = grads(worker, step)
+      finite = bool(np.all(np.isfinite(g_w)) and np.all(np.isfinite(g_b)) and
+                    (not embedding or np.all(np.isfinite(g_emb))))
       if finite or not skips_nan:
         w = w - 0.1 * g_w
         b = b - 0.1 * g_b
+        if embedding:
+          emb = emb - 0.1 * g_emb
       if finite or not skips_nan or sync:
         global_step += 1
-      out.append({"step": step, "worker": worker, "finite": finite,
-                  "global_step": global_step, "w": w.copy(), "b": b.copy()})
+      record = {"step": step, "worker": worker, "finite": finite,
+                "global_step": global_step, "w": w.copy(), "b": b.copy()}
+      if embedding:
+        record["emb"] = emb.copy()
+      out.append(record)
   return out

@@ -5,10 +5,18 @@
 `tests/programs/ps_train.py` (the program docs/training_loops.md shows)
 trains real in-process `tf.distribute.Server`s on loopback ports, with
 `replica_device_setter` and `MonitoredTrainingSession`, workers in lockstep.
-Worker 1's batch is NaN on its third step. Every record the chief read from
-the PS is compared with `policy_reference.parameter_server_sgd` (weights,
-`global_step`) and `policy_reference.exponential_policy` (the loss-scale
-state), which know nothing of the package.
+Worker 1's batch is NaN on its third step. The model is linear plus an
+embedding, whose gradient `SyncReplicasOptimizer` aggregates in a sparse
+accumulator. Every record the chief read from the PS is compared with
+`policy_reference.parameter_server_sgd` (weights, embedding, `global_step`)
+and `policy_reference.exponential_policy` (the loss-scale state), which
+know nothing of the package; the state and the update's lock must be on
+the PS.
+
+`WrapOrderTest` builds graphs in this process: the refused wrap order, the
+lock's placement with two parameter servers, and skipped steps of
+gradients taken out of dense and sparse accumulators, with and without a
+local gradient among them.
 
 Three programs run at once in setUpClass, about 20 s on 2 cores: every wrap
 order and the controls without loss scaling in one process; a run whose
@@ -39,6 +47,11 @@ _RUNS = ("sync", "async", "sync-unscaled", "async-unscaled")
 _KILL_AFTER_STEP = 4
 _SAVE_STEPS = 2
 _TIMEOUT_S = 240
+
+
+def _replay(sync, skips_nan):
+  return policy_reference.parameter_server_sgd(sync, skips_nan, _STEPS,
+                                               embedding=True)
 
 
 def _start(out, *args):
@@ -117,6 +130,8 @@ class ParameterServerClusterTest(tf.test.TestCase):
                           msg=where)
       self.assertAllClose(got["b"], want["b"], rtol=1e-5, atol=1e-6,
                           msg=where)
+      self.assertAllClose(got["emb"], want["emb"], rtol=1e-5, atol=1e-6,
+                          msg=where)
       if loss_scaling:
         self.assertEqual(
             (got["loss_scale"], got["good_steps"], got["bad_steps"]), state,
@@ -130,13 +145,17 @@ class ParameterServerClusterTest(tf.test.TestCase):
     return result["records"]
 
   def test_sync_replicas_around_lso_skips_the_nan_aggregate_and_goes_on(self):
-    expected = policy_reference.parameter_server_sgd(True, True, _STEPS)
+    expected = _replay(True, True)
     self.assertEqual([e["finite"] for e in expected],
                      [True, True, False] + [True] * 5)
     records = self._run("sync")
     self._assert_follows_replay(records, expected)
     # The skipped aggregate changed no weight, for every worker at once.
     self.assertEqual(records[2]["w"], records[1]["w"])
+    # Only the NaN worker's first example is NaN: the rows of the
+    # embedding's aggregate at the other ids were finite, and still skipped.
+    self.assertEqual(records[2]["emb"], records[1]["emb"])
+    self.assertNotEqual(records[3]["emb"], records[2]["emb"])
     self.assertEqual([r["loss_scale"] for r in records],
                      [256, 256, 128, 128, 128, 256, 256, 256])
 
@@ -147,7 +166,7 @@ class ParameterServerClusterTest(tf.test.TestCase):
                      list(range(1, _STEPS + 1)))
 
   def test_async_lso_skips_only_the_nan_update(self):
-    expected = policy_reference.parameter_server_sgd(False, True, _STEPS)
+    expected = _replay(False, True)
     records = self._run("async")
     self._assert_follows_replay(records, expected)
     skipped = [i for i, e in enumerate(expected) if not e["finite"]]
@@ -158,22 +177,25 @@ class ParameterServerClusterTest(tf.test.TestCase):
 
   def test_without_loss_scaling_the_nan_reaches_the_model(self):
     for name, sync in (("sync-unscaled", True), ("async-unscaled", False)):
-      expected = policy_reference.parameter_server_sgd(sync, False, _STEPS)
+      expected = _replay(sync, False)
       records = self._run(name)
       self._assert_follows_replay(records, expected, loss_scaling=False)
       self.assertTrue(np.all(np.isnan(records[-1]["w"])), msg=name)
 
-  def test_loss_scale_state_lives_on_the_ps(self):
+  def test_loss_scale_state_and_its_lock_live_on_the_ps(self):
     for name in ("sync", "async"):
       self._run(name)
       devices = self.results[name]["devices"]
       self.assertEqual(
           {devices[k] for k in ("loss_scale", "good_steps", "bad_steps",
-                                "global_step", "w")},
+                                "global_step", "w", "emb")},
           {"/job:ps/task:0"}, msg=name)
+      # One lock, shared by every worker: on the PS, not on a worker.
+      self.assertEqual(self.results[name]["mutex_devices"],
+                       ["/job:ps/task:0"], msg=name)
 
   def test_chief_checkpoint_holds_the_loss_scale_state(self):
-    expected = policy_reference.parameter_server_sgd(True, True, _STEPS)
+    expected = _replay(True, True)
     states = policy_reference.exponential_policy(
         [e["finite"] for e in expected], **_MANAGER_ARGS)
     if self.restart_error:
@@ -192,7 +214,7 @@ class ParameterServerClusterTest(tf.test.TestCase):
       self.fail(self.restart_error)
     self.assertEqual(self.resumed["errors"], [])
     self.assertEqual(self.resumed["first_step"], _KILL_AFTER_STEP)
-    expected = policy_reference.parameter_server_sgd(True, True, _STEPS)
+    expected = _replay(True, True)
     self._assert_follows_replay(self.resumed["records"], expected,
                                 start=_KILL_AFTER_STEP)
     uninterrupted = self._run("sync")[_KILL_AFTER_STEP:]
@@ -239,6 +261,79 @@ class WrapOrderTest(tf.test.TestCase):
         sess.run(tf.compat.v1.global_variables_initializer())
         sess.run(train_op)
         self.assertEqual(sess.run([global_step, v]), [0, 1.0])
+
+  def test_lock_is_placed_with_the_scale_under_replica_device_setter(self):
+    # Two parameter servers: the state variables are spread round-robin,
+    # and the update's lock (and both ends of each locking) must sit with
+    # `loss_scale`, the variable it guards, never on the worker.
+    with tf.Graph().as_default() as graph:
+      cluster = tf.train.ClusterSpec({
+          "ps": ["127.0.0.1:1", "127.0.0.1:2"], "worker": ["127.0.0.1:3"]})
+      with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(
+          worker_device="/job:worker/task:0", cluster=cluster)):
+        v = tf.compat.v1.get_variable("v", initializer=1.0)
+        manager = cmp.ExponentialUpdateLossScaleManager(8, 2)
+        opt = cmp.LossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+        opt.minimize(v * v)
+      scale_device = manager.variables()[0].device
+      self.assertStartsWith(scale_device, "/job:ps/")
+      lock_ops = [op for op in graph.get_operations()
+                  if op.type in ("MutexV2", "MutexLock", "ConsumeMutexLock")]
+      self.assertEqual(sorted(op.type for op in lock_ops),
+                       ["ConsumeMutexLock", "MutexLock", "MutexV2"])
+      for op in lock_ops:
+        self.assertEqual(scale_device, op.device, msg=op.name)
+
+  def _accumulated_step(self, local_dense):
+    """A skipped step of gradients taken out of accumulators.
+
+    A dense and a sparse (`IndexedSlices`) gradient, each taken from its
+    accumulator as `SyncReplicasOptimizer` takes them; with `local_dense`,
+    the dense one is computed locally instead. The sparse aggregate holds a
+    NaN. Returns `(global_step, dense variable, table)` after the step.
+    """
+    with tf.Graph().as_default():
+      global_step = tf.compat.v1.train.get_or_create_global_step()
+      v = tf.compat.v1.get_variable("v", initializer=[1.0, 2.0])
+      table = tf.compat.v1.get_variable("table", initializer=[[1.0], [2.0]])
+      dense_acc = tf.compat.v1.ConditionalAccumulator(
+          tf.float32, shape=[2], shared_name="dense")
+      sparse_acc = tf.compat.v1.SparseConditionalAccumulator(
+          tf.float32, shape=[2, 1], shared_name="sparse")
+      fill = [
+          dense_acc.apply_grad([0.5, 0.5], local_step=0),
+          sparse_acc.apply_indexed_slices_grad(
+              tf.IndexedSlices(tf.constant([[float("nan")]]),
+                               tf.constant([1], tf.int64),
+                               tf.constant([2, 1], tf.int64)),
+              local_step=0)]
+      dense = (tf.constant([0.5, 0.5]) if local_dense else
+               dense_acc.take_grad(1))
+      opt = cmp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          cmp.FixedLossScaleManager(8))
+      train_op = opt.apply_gradients(
+          [(dense, v), (sparse_acc.take_indexed_slices_grad(1), table)],
+          global_step)
+      with self.cached_session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(fill)
+        sess.run(train_op)
+        return [x.tolist() for x in sess.run([global_step, v, table])]
+
+  def test_skipped_aggregate_from_dense_and_sparse_accumulators_counts(self):
+    # As inside SyncReplicasOptimizer: the takes moved the accumulators'
+    # clock on, so the skipped step advances global_step (and nothing
+    # else), or the next tokens would be stale.
+    self.assertEqual(self._accumulated_step(local_dense=False),
+                     [1, [1.0, 2.0], [[1.0], [2.0]]])
+
+  def test_skip_of_a_step_not_wholly_from_accumulators_does_not_count(self):
+    # One gradient computed locally: not SyncReplicasOptimizer's aggregate,
+    # so TF 1.15's default holds and the skip leaves global_step alone.
+    self.assertEqual(self._accumulated_step(local_dense=True),
+                     [0, [1.0, 2.0], [[1.0], [2.0]]])
 
 
 if __name__ == "__main__":

@@ -105,6 +105,28 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
 
     self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
 
+  @parameterized.product(mode=MODES, poisoned=[None, 0, 1, 2, 3],
+                         poison=[np.nan, np.inf])
+  def test_several_scalars_and_unknown_shapes(self, mode, poisoned, poison):
+    # Scalars and tensors of unknown rank cannot be grouped by trailing
+    # dimensions: each must still be checked, not only the first.
+    values = [np.array(2.0, np.float32), np.array(-3.0, np.float32),
+              np.ones([2], np.float32),
+              np.ones([3, 1], np.float32)]
+    if poisoned is not None:
+      values[poisoned].reshape(-1)[0] = poison
+
+    def fn():
+      tensors = [tf.constant(v) for v in values]
+      # Unknown rank in a graph (a TF1 placeholder's, or a tf.function's
+      # input); eager tensors always know theirs.
+      if not tf.executing_eagerly():
+        tensors[2:] = [tf.compat.v1.placeholder_with_default(t, shape=None)
+                       for t in tensors[2:]]
+      return skip_decision.all_finite(tensors)
+
+    self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
+
   def test_tf1_shapes_under_disable_v2_behavior(self):
     # Under disable_v2_behavior() shapes hold Dimension objects, which are
     # unhashable: grouping gradients by their trailing dimensions must still

@@ -5,8 +5,8 @@
 One PS and two workers, each a `tf.distribute.Server` in this process on a
 loopback port the OS picked; each worker trains in its own thread with its
 own graph (between-graph replication), as separate machines would.
-`replica_device_setter` puts the variables, the loss-scale state included,
-on the PS. Worker 0 is the chief. Worker 1's batch is NaN on its third step
+`replica_device_setter` puts the variables (a linear model and an
+embedding), the loss-scale state included, on the PS. Worker 0 is the chief. Worker 1's batch is NaN on its third step
 (step 2).
 
 `--order sync` trains with `SyncReplicasOptimizer(LossScaleOptimizer(SGD))`;
@@ -51,12 +51,17 @@ OP_TIMEOUT_MS = 30000
 
 
 def batch(task, step):
-  """Worker `task`'s batch at `step`: NaN for worker 1 at step 2."""
+  """Worker `task`'s batch at `step`: NaN for worker 1 at step 2.
+
+  Returns the features, the embedding ids (the same for both workers, one
+  of them twice) and the targets.
+  """
   x = (np.arange(12, dtype=np.float32).reshape(4, 3) / 20 + task / 2) * (
       1 + step / 10)
   if (task, step) == (NAN_WORKER, NAN_STEP):
     x[0, 0] = np.nan
-  return x.astype(np.float32), np.ones([4, 2], np.float32)
+  ids = np.array([step % 6, step % 6, (step + 1) % 6, 5], np.int32)
+  return x.astype(np.float32), ids, np.ones([4, 2], np.float32)
 
 
 def free_ports(n):
@@ -75,11 +80,18 @@ def build(task, cluster, order, loss_scaling):
       worker_device="/job:worker/task:%d" % task, cluster=cluster)):
     global_step = tf.compat.v1.train.get_or_create_global_step()
     x = tf.compat.v1.placeholder(tf.float32, [4, 3], name="x")
+    ids = tf.compat.v1.placeholder(tf.int32, [4], name="ids")
     y = tf.compat.v1.placeholder(tf.float32, [4, 2], name="y")
     w = tf.compat.v1.get_variable(
         "w", initializer=np.linspace(-1, 1, 6, dtype=np.float32).reshape(3, 2))
     b = tf.compat.v1.get_variable("b", initializer=np.zeros(2, np.float32))
-    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+    # An embedding: its gradient is IndexedSlices (a sparse accumulator in
+    # SyncReplicasOptimizer).
+    emb = tf.compat.v1.get_variable(
+        "emb",
+        initializer=np.linspace(-0.5, 0.5, 12, dtype=np.float32).reshape(6, 2))
+    loss = tf.reduce_mean(tf.square(
+        tf.matmul(x, w) + b + tf.gather(emb, ids) - y))
 
     opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
     manager = None
@@ -95,19 +107,22 @@ def build(task, cluster, order, loss_scaling):
       hooks.append(opt.make_session_run_hook(is_chief=task == 0,
                                              num_tokens=0))
     train_op = opt.minimize(loss, global_step=global_step)
-  state = {"global_step": global_step, "w": w, "b": b}
+  state = {"global_step": global_step, "w": w, "b": b, "emb": emb}
   if manager is not None:
     state.update(zip(("loss_scale", "good_steps", "bad_steps"),
                      manager.variables()))
-  return train_op, (x, y), hooks, state
+  return train_op, (x, ids, y), hooks, state
 
 
 def run_worker(task, cluster, server, args, lockstep, chief_ready, out):
   """Trains worker `task` for `args.steps` steps; the chief records `out`."""
   is_chief = task == 0
   with tf.Graph().as_default():
-    train_op, (x, y), hooks, state = build(task, cluster, args.order,
+    train_op, inputs, hooks, state = build(task, cluster, args.order,
                                            args.loss_scaling)
+    # Where the update's lock ended up (the graph's MutexV2 ops).
+    mutexes = [op.device for op in tf.compat.v1.get_default_graph()
+               .get_operations() if op.type == "MutexV2"]
     config = tf.compat.v1.ConfigProto(
         operation_timeout_in_ms=OP_TIMEOUT_MS,
         device_filters=["/job:ps", "/job:worker/task:%d" % task])
@@ -125,13 +140,14 @@ def run_worker(task, cluster, server, args, lockstep, chief_ready, out):
       if is_chief:
         out["first_step"] = int(reader.run(state["global_step"]))
         out["devices"] = {k: v.device for k, v in state.items()}
+        out["mutex_devices"] = mutexes
         chief_ready.set()
       first_step = out["first_step"]
       turns = [None] if args.order == "sync" else range(NUM_WORKERS)
       for step in range(first_step, args.steps):
         for turn in turns:
           if turn in (None, task):
-            feed = dict(zip((x, y), batch(task, step)))
+            feed = dict(zip(inputs, batch(task, step)))
             sess.run(train_op, feed_dict=feed)
           lockstep.wait()
           if is_chief:

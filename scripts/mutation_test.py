@@ -1,0 +1,415 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Mutation testing of the step's code: do the tests notice each mutant?
+
+A small runner of our own (mutmut and cosmic-ray re-import TensorFlow for
+every mutant of every line, which takes hours here). `MUTANTS` lists
+hand-written mutants of skip_decision.py, loss_scale.py,
+loss_scale_optimizer.py, sync_replicas.py and _validation.py: each is a
+snippet of a module, what it becomes, and the fast tests that should fail.
+
+The repository is copied once to a temporary directory; each mutant is
+applied to that copy only (never to the working tree, which other processes
+import), the named tests run there with the given interpreter, and the
+file is restored. A mutant is killed when its tests fail (or time out);
+it survives when they pass. The score counts the four modules of the
+step (`SCORED`); _validation.py's mutants are reported apart.
+
+Not part of CI: a whole run takes about 15 minutes on 2 cores.
+tests/mutation_list_test.py checks that every snippet still occurs exactly
+once, so the list cannot rot silently when the modules change.
+
+Usage:
+  python scripts/mutation_test.py                    # every mutant
+  python scripts/mutation_test.py --only S03,L01     # some of them
+  python scripts/mutation_test.py --list             # the list, no runs
+  python scripts/mutation_test.py --python PATH      # another interpreter
+"""
+
+import argparse
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_DEFAULT_PYTHON = os.path.expanduser(
+    "~/.cache/contrib_mixed_precision/nox/tests-tf221/bin/python")
+
+Mutant = collections.namedtuple("Mutant", "id file old new tests what")
+
+_SD = "contrib_mixed_precision/skip_decision.py"
+_LS = "contrib_mixed_precision/loss_scale.py"
+_LSO = "contrib_mixed_precision/loss_scale_optimizer.py"
+_SR = "contrib_mixed_precision/sync_replicas.py"
+_VAL = "contrib_mixed_precision/_validation.py"
+# The four modules the score is given for.
+SCORED = (_SD, _LS, _LSO, _SR)
+
+_EAGER = "tests/eager_compiled_test.py"
+_DUP = "tests/duplicate_sum_test.py"
+_SKIP = "tests/skip_decision_test.py"
+_APPLIED = "tests/applied_update_test.py"
+_WRAP = "tests/ps_cluster_test.py::WrapOrderTest"
+_POLICY = "tests/policy_property_test.py::ExponentialPolicyPropertyTest"
+_THREADS = ("tests/policy_property_test.py::ConcurrentStepsTest::"
+            "test_every_step_of_every_thread_counts0")
+_LSO_T = "tests/loss_scale_optimizer_test.py"
+_LST = "tests/loss_scale_test.py"
+_SHARED = "tests/shared_manager_test.py"
+
+MUTANTS = (
+    # -- The seven survivors of issue 31, and the bound without its count.
+    Mutant("L01", _LS,
+           "      with tf.compat.v1.colocate_with(loss_scale):\n"
+           "        mutex = tf.raw_ops.MutexV2(",
+           "      with contextlib.nullcontext():\n"
+           "        mutex = tf.raw_ops.MutexV2(",
+           (_WRAP,), "the state's mutex is not colocated with loss_scale"),
+    Mutant("S01", _SD,
+           "  part_dtype = values.dtype.real_dtype\n",
+           "  part_dtype = values.dtype.real_dtype\n"
+           "  if part_dtype == tf.float64:\n"
+           "    return None, False\n",
+           (_DUP,), "_sparse_check returns early for float64"),
+    Mutant("S02", _SD,
+           "    return _all_finite_compiled(to_check)",
+           "    return _all_finite_compiled(\n"
+           "        [g for g in to_check\n"
+           "         if not isinstance(g, tf.IndexedSlices)])",
+           (_EAGER,), "the eager compiled check drops IndexedSlices"),
+    Mutant("O01", _LSO,
+           "      unscaled = _unscaled_compiled(grads, "
+           "tf.cast(loss_scale, tf.float32))\n",
+           "      unscaled = _unscaled_compiled(grads, "
+           "tf.cast(loss_scale, tf.float32))\n"
+           "      return list(zip(list(unscaled) + [None],\n"
+           "                      [v for _, v in grads_vars]))\n",
+           (_EAGER,), "the eager compiled unscale pairs gradients with the "
+           "wrong variables when one is None"),
+    Mutant("S03", _SD,
+           "    if tail is None or len(group) == 1:\n"
+           "      parts.extend(group)",
+           "    if tail is None or len(group) == 1:\n"
+           "      parts.append(group[0])",
+           (_SKIP,), "_is_finite_all checks only the first of several "
+           "scalar or unknown-shape gradients"),
+    Mutant("R01", _SR,
+           '    "SparseAccumulatorTakeGradient",\n', "",
+           (_WRAP,), "a sparse accumulator's take is not recognised"),
+    Mutant("R02", _SR,
+           "return bool(types) and all(t in _TAKE_GRADIENT_OPS for t in types)",
+           "return bool(types) and any(t in _TAKE_GRADIENT_OPS for t in types)",
+           (_WRAP,), "any gradient from an accumulator counts as an aggregate"),
+    Mutant("S04", _SD,
+           "  cannot_overflow = tf.less_equal(count * largest,",
+           "  cannot_overflow = tf.less_equal(largest,",
+           (_DUP,), "the duplicate-sum bound without its row count"),
+    # -- skip_decision.py
+    Mutant("S05", _SD,
+           "    return [tf.math.real(values), tf.math.imag(values)]",
+           "    return [tf.math.real(values)]",
+           (_EAGER,), "a complex gradient is checked by its real part only"),
+    Mutant("S06", _SD,
+           "  if rows is not None and rows <= 1:",
+           "  if rows is not None and rows <= 2:",
+           (_DUP,), "off by one: two rows are taken as unable to repeat"),
+    Mutant("S07", _SD,
+           "  check = tf.cond(cannot_overflow, lambda: tf.constant(True), "
+           "exact,",
+           "  check = tf.cond(cannot_overflow, exact, "
+           "lambda: tf.constant(True),",
+           (_DUP,), "the bound's branches swapped"),
+    Mutant("S08", _SD,
+           "    sums = tf.math.unsorted_segment_sum(values, positions,",
+           "    sums = tf.math.unsorted_segment_max(values, positions,",
+           (_DUP,), "the exact check takes the per-index max, not the sum"),
+    Mutant("S09", _SD,
+           "        tf.cond(tf.math.is_finite(total), lambda: "
+           "tf.constant(True),",
+           "        tf.cond(tf.math.is_finite(total), lambda: "
+           "tf.constant(False),",
+           (_SKIP,), "a finite total of large gradients reads as non-finite"),
+    Mutant("S10", _SD,
+           "                lambda: tf.reduce_all(\n"
+           "                    tf.stack([_is_finite_all([g]) for g in "
+           "summable])),",
+           "                lambda: tf.constant(False),",
+           (_SKIP,), "an overflowing total of finite gradients is not "
+           "checked exactly"),
+    Mutant("S11", _SD,
+           "    if not (values.dtype.is_floating or values.dtype.is_complex):",
+           "    if not values.dtype.is_floating:",
+           (_EAGER,), "complex gradients are not checked at all"),
+    Mutant("S12", _SD,
+           "  return checks[0] if len(checks) == 1 else "
+           "tf.reduce_all(tf.stack(checks))",
+           "  return checks[0]",
+           (_SKIP,), "only the first group's check decides"),
+    Mutant("S13", _SD,
+           "  if isinstance(grad, tf.IndexedSlices):\n    return grad.values",
+           "  if isinstance(grad, tf.IndexedSlices):\n    return grad.indices",
+           (_SKIP,), "an IndexedSlices is checked through its indices"),
+    Mutant("S14", _SD,
+           "    return tf.greater_equal(finite_count, "
+           "strategy.num_replicas_in_sync - 0.5)\n\n  return ctx.merge_call(",
+           "    return tf.greater_equal(finite_count, "
+           "strategy.num_replicas_in_sync - 1.5)\n\n  return ctx.merge_call(",
+           ("tests/distribute_test.py",),
+           "replica consensus lets one non-finite replica through"),
+    # -- loss_scale.py
+    Mutant("L02", _LS,
+           "                                good_plus_one < "
+           "incr_every_n_steps)",
+           "                                good_plus_one <= "
+           "incr_every_n_steps)",
+           (_LST,), "graph policy: the growth step is taken for a count"),
+    Mutant("L03", _LS,
+           "      grow = tf.logical_and(is_finite, good_plus_one >= "
+           "incr_every_n_steps)",
+           "      grow = tf.logical_and(is_finite, good_plus_one > "
+           "incr_every_n_steps)",
+           (_LST,), "graph policy: grows one step late"),
+    Mutant("L04", _LS,
+           "      shrunk = tf.maximum(1.0, scale * decr_ratio)",
+           "      shrunk = scale * decr_ratio",
+           (_LSO_T + "::LossScaleOptimizerCheckpointTest::"
+            "test_nan_storm_leaves_state_bit_identical_graph",), "graph policy: the scale may shrink below 1"),
+    Mutant("L05", _LS,
+           "          is_finite, tf.where(grow, zero, bad),",
+           "          is_finite, zero,",
+           # Equivalent: a finite step reaches the whole policy only when
+           # it grows (any other finite step just counts), so `grow` is
+           # True wherever `is_finite` is, and both give zero.
+           (_POLICY,), "graph policy: a good step clears the bad count "
+           "(equivalent)"),
+    Mutant("L06", _LS,
+           "    if good < incr_every_n_steps:\n",
+           "    if good <= incr_every_n_steps:\n",
+           (_LST,), "eager policy: grows one step late"),
+    Mutant("L07", _LS,
+           "    if np.isfinite(grown):\n      loss_scale.assign(grown",
+           "    if True:\n      loss_scale.assign(grown",
+           (_LST,),
+           "eager policy: growth past float32 max makes the scale inf"),
+    Mutant("L08", _LS,
+           "    bad_steps.assign(0, read_value=False)\n"
+           "  good_steps.assign(0, read_value=False)\n",
+           "    bad_steps.assign(0, read_value=False)\n",
+           (_POLICY,), "eager policy: a bad step keeps the good count"),
+    Mutant("L09", _LS,
+           "  with tf.control_dependencies([lock]):\n    writes = step()",
+           "  with tf.control_dependencies([]):\n    writes = step()",
+           (_THREADS,), "the update does not wait for its lock"),
+    # -- loss_scale_optimizer.py
+    Mutant("O02", _LSO,
+           "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
+           "tf.float32))\n",
+           "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
+           "tf.float16))\n",
+           (_APPLIED,), "the reciprocal is taken in float16"),
+    Mutant("O03", _LSO,
+           "    skip, apply = tf.raw_ops.Switch(data=is_finite, "
+           "pred=is_finite)",
+           "    apply, skip = tf.raw_ops.Switch(data=is_finite, "
+           "pred=is_finite)",
+           (_APPLIED,), "graph skip: the Switch's outputs swapped"),
+    Mutant("O04", _LSO,
+           "      if not finite:\n        "
+           "self._maybe_advance_global_step(global_step)",
+           "      if finite:\n        "
+           "self._maybe_advance_global_step(global_step)",
+           (_LSO_T + "::LossScaleOptimizerApiTest",),
+           "eager: advance_global_step_on_skip advances on applied steps"),
+    Mutant("O05", _LSO,
+           "        advance_on_skip=self._advance_on_skip(grads_and_vars))",
+           "        advance_on_skip=None)",
+           (_WRAP,), "a skipped aggregate does not advance global_step"),
+    Mutant("O06", _LSO,
+           "            tf.cond(is_finite, tf.no_op,\n"
+           "                    lambda: _as_op(_advance_global_step("
+           "global_step)),",
+           "            tf.cond(is_finite,\n"
+           "                    lambda: _as_op(_advance_global_step("
+           "global_step)), tf.no_op,",
+           (_WRAP,), "graph: the skip's global_step advance on the wrong "
+           "branch"),
+    Mutant("O07", _LSO,
+           "      scaled_loss = loss * tf.cast(loss_scale, "
+           "loss.dtype.base_dtype)\n",
+           "      scaled_loss = loss\n",
+           (_APPLIED,), "a graph loss tensor is not scaled"),
+    Mutant("O08", _LSO,
+           "  return tf.raw_ops.Snapshot(input=loss_scale)",
+           "  return loss_scale",
+           (_LSO_T + "::StepLossScaleTest",),
+           "the step's scale is not copied: a ref read "
+           "aliases the variable"),
+    # -- sync_replicas.py
+    Mutant("R03", _SR,
+           "  if isinstance(opt, tf.compat.v1.train.SyncReplicasOptimizer):",
+           "  if False:",
+           (_WRAP,), "LossScaleOptimizer(SyncReplicasOptimizer) accepted"),
+    # -- _validation.py (reported apart from the score)
+    Mutant("V01", _VAL,
+           "  if not minimum <= value32 <= maximum:",
+           "  if not minimum < value32 <= maximum:",
+           ("tests/validation_test.py",), "the float minimum is exclusive"),
+    Mutant("V02", _VAL,
+           "  if int(value) < minimum or",
+           "  if int(value) <= minimum or",
+           ("tests/validation_test.py",), "the int minimum is exclusive"),
+)
+
+
+def check_mutants(root=_REPO):
+  """Problems with `MUTANTS` against the modules under `root`; [] if none."""
+  problems = []
+  seen = set()
+  for m in MUTANTS:
+    if m.id in seen:
+      problems.append("{}: duplicate id".format(m.id))
+    seen.add(m.id)
+    with open(os.path.join(root, m.file)) as f:
+      count = f.read().count(m.old)
+    if count != 1:
+      problems.append("{}: its snippet occurs {} times in {} (need 1)".format(
+          m.id, count, m.file))
+    if m.old == m.new:
+      problems.append("{}: the mutant changes nothing".format(m.id))
+    for test in m.tests:
+      path = test.split("::")[0]
+      if not os.path.exists(os.path.join(root, path)):
+        problems.append("{}: no test file {}".format(m.id, path))
+  return problems
+
+
+def _copy_repo(dest):
+  """Copies the working tree (without .git and caches) into `dest`."""
+  shutil.copytree(_REPO, dest, ignore=shutil.ignore_patterns(
+      ".git", "__pycache__", "*.pyc", ".nox", "bazel-*", "*.egg-info",
+      "build", "dist"))
+
+
+def _run_tests(python, root, tests, timeout):
+  """Runs `tests` in `root`; returns ('passed'|'failed'|'timeout', tail)."""
+  env = dict(os.environ)
+  env["PYTHONPATH"] = os.pathsep.join([root, os.path.join(root, "tests")])
+  env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+  cmd = [python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
+  cmd += list(tests)
+  try:
+    proc = subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=timeout,
+                          check=False)
+  except subprocess.TimeoutExpired:
+    return "timeout", ""
+  lines = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+  tail = lines[-1] if lines else ""
+  if proc.returncode == 0:
+    return "passed", tail
+  # 1: tests failed; 2: collection failed (a mutant that breaks an import
+  # is noticed too). Name the test that failed (`-q` lists it).
+  if proc.returncode in (1, 2):
+    failed = [l.split(" - ")[0].split(" ", 1)[1] for l in lines
+              if l.startswith(("FAILED ", "ERROR "))]
+    return "failed", "{}; {}".format(tail, failed[0]) if failed else tail
+  raise RuntimeError("pytest could not run {} (exit {}): {}".format(
+      tests, proc.returncode, proc.stdout.decode("utf-8", "replace")[-2000:]))
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(
+      description=__doc__.splitlines()[0],
+      formatter_class=argparse.RawDescriptionHelpFormatter,
+      epilog="\n".join(__doc__.splitlines()[2:]))
+  parser.add_argument("--python", default=_DEFAULT_PYTHON,
+                      help="the interpreter with TensorFlow and pytest "
+                      "(default: the tf221 test venv)")
+  parser.add_argument("--only", default="",
+                      help="comma-separated mutant ids (default: all)")
+  parser.add_argument("--list", action="store_true",
+                      help="list the mutants and exit")
+  parser.add_argument("--timeout", type=float, default=300,
+                      help="seconds per mutant's tests; a timeout kills it")
+  parser.add_argument("--skip-baseline", action="store_true",
+                      help="do not first check that the tests pass "
+                      "unmutated")
+  args = parser.parse_args(argv)
+
+  problems = check_mutants()
+  if problems:
+    print("The mutant list does not match the modules:\n  " +
+          "\n  ".join(problems), file=sys.stderr)
+    return 2
+  mutants = list(MUTANTS)
+  if args.only:
+    wanted = set(args.only.split(","))
+    unknown = wanted - {m.id for m in mutants}
+    if unknown:
+      print("Unknown mutant ids: {}".format(", ".join(sorted(unknown))),
+            file=sys.stderr)
+      return 2
+    mutants = [m for m in mutants if m.id in wanted]
+  if args.list:
+    for m in mutants:
+      print("{}  {:45s} {}  [{}]".format(m.id, m.file, m.what,
+                                         ", ".join(m.tests)))
+    return 0
+  if not os.path.exists(args.python):
+    print("No interpreter at {}: pass --python.".format(args.python),
+          file=sys.stderr)
+    return 2
+
+  with tempfile.TemporaryDirectory(prefix="cmp_mutants_") as tmp:
+    root = os.path.join(tmp, "repo")
+    _copy_repo(root)
+    if not args.skip_baseline:
+      tests = sorted({t for m in mutants for t in m.tests})
+      outcome, tail = _run_tests(args.python, root, tests, 4 * args.timeout)
+      if outcome != "passed":
+        print("Baseline: the tests fail without any mutant ({}): {}".format(
+            outcome, tail), file=sys.stderr)
+        return 2
+      print("baseline: {}".format(tail), flush=True)
+    results = []
+    for m in mutants:
+      path = os.path.join(root, m.file)
+      with open(path) as f:
+        original = f.read()
+      with open(path, "w") as f:
+        f.write(original.replace(m.old, m.new, 1))
+      start = time.monotonic()
+      try:
+        outcome, tail = _run_tests(args.python, root, m.tests, args.timeout)
+      finally:
+        with open(path, "w") as f:
+          f.write(original)
+      status = "survived" if outcome == "passed" else "killed"
+      results.append((m, status))
+      print("{} {:8s} {:5.0f}s  {}: {}  ({})".format(
+          m.id, status, time.monotonic() - start, m.file.split("/")[-1],
+          m.what, tail if outcome != "timeout" else "timed out"), flush=True)
+
+  scored = [(m, s) for m, s in results if m.file in SCORED]
+  killed = sum(s == "killed" for _, s in scored)
+  print()
+  if scored:
+    print("score over {}: {} of {} killed ({:.0f}%)".format(
+        ", ".join(f.split("/")[-1] for f in SCORED), killed, len(scored),
+        100.0 * killed / len(scored)))
+  other = [(m, s) for m, s in results if m.file not in SCORED]
+  if other:
+    print("other modules: {} of {} killed".format(
+        sum(s == "killed" for _, s in other), len(other)))
+  survivors = [m for m, s in results if s == "survived"]
+  for m in survivors:
+    print("survivor {} ({}): {}".format(m.id, m.file, m.what))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,308 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Eager steps on both sides of the compile threshold: the same exact skip.
+
+From `skip_decision.EAGER_COMPILE_MIN_GRADIENTS` gradients on, an eager
+step unscales and checks its gradients in compiled functions; below it, op
+by op. Every test here runs a real eager step (`compute_gradients`, then
+`apply_gradients`, through SGD or Adam) with one gradient fewer than the
+threshold, exactly the threshold, one more, and twice as many, on one model
+that mixes every kind of gradient the check handles: float32 scalars,
+float16, bfloat16, float64 and complex64 tensors, a float32 and a float16
+embedding (`IndexedSlices`, with duplicate ids), and a variable the loss
+does not use (a None gradient).
+
+The loss is linear in every variable, `sum_i c_i * p_i * sum(w_i)`, so each
+gradient is the constant `c_i * p_i` (an imaginary one for the complex
+variable's imaginary part): the expectations are computed here in NumPy,
+and any gradient that lands on the wrong variable, is dropped from the
+check, or is unscaled wrongly shows as a wrong number. Poisoning one `p_i`
+with NaN or Inf makes exactly that gradient non-finite.
+"""
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+from contrib_mixed_precision import loss_scale_manager as lsm
+from contrib_mixed_precision import loss_scale_optimizer as lso
+from contrib_mixed_precision import skip_decision
+
+_T = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
+# Gradient counts (None excluded) on both sides of the threshold.
+COUNTS = (_T - 1, _T, _T + 1, 2 * _T)
+SCALE = 2.0**10
+# The seven kinds every model has: (name, dtype, shape or table ids, c).
+_BASE = (
+    ("f32_scalar", "float32", (), 0.5),
+    ("f16", "float16", (3,), 0.75),
+    ("bf16", "bfloat16", (2, 2), 1.25),
+    ("f64", "float64", (3,), 1.5),
+    ("c64", "complex64", (2,), 1.75),
+    ("f32_table", "float32", [1, 3, 1, 4], 2.0),
+    ("f16_table", "float16", [0] * 8 + [2], 1.0),
+)
+_TABLE_ROWS = 5
+
+
+def _kinds(n):
+  """`n` gradient kinds: the seven above, then float32 scalars and vectors."""
+  assert n >= len(_BASE), n
+  kinds = list(_BASE)[:n]
+  for j in range(n - len(_BASE)):
+    shape = () if j % 2 == 0 else (2,)
+    kinds.append(("extra_{}".format(j), "float32", shape, 2.25 + 0.25 * j))
+  return kinds
+
+
+def _is_table(kind):
+  return isinstance(kind[2], list)
+
+
+def _initial(kind):
+  name, dtype, shape, _ = kind
+  if _is_table(kind):
+    shape = (_TABLE_ROWS, 2)
+  if name == "f16_table":
+    return np.zeros(shape, dtype)
+  if dtype.startswith("complex"):
+    return np.full(shape, 1 + 2j, dtype)
+  return np.full(shape, 1.0, tf.as_dtype(dtype).as_numpy_dtype)
+
+
+def _update(kind, p):
+  """The gradient `kind` gets with poison `p`, densified, in float64/128."""
+  _, dtype, shape, c = kind
+  if _is_table(kind):
+    dense = np.zeros((_TABLE_ROWS, 2))
+    np.add.at(dense, np.asarray(shape), c * p)
+    return dense
+  if dtype.startswith("complex"):
+    # d/dw of c * real(sum w) + c * p * imag(sum w) is c + i * c * p.
+    return np.full(shape, complex(c, c * p))
+  return np.full(shape, c * p)
+
+
+class _Model(object):
+  """A model of `n` gradients plus an unused variable at `unused_at`."""
+
+  def __init__(self, n, unused_at, inner, manager):
+    self.kinds = _kinds(n)
+    self.vars = [tf.Variable(_initial(k), name=k[0]) for k in self.kinds]
+    self.poison = [tf.Variable(1.0, trainable=False, name="p_" + k[0])
+                   for k in self.kinds]
+    self.unused = tf.Variable([3.0, 4.0], name="unused")
+    self.var_list = list(self.vars)
+    self.var_list.insert(unused_at, self.unused)
+    self.unused_at = unused_at
+    self.manager = manager
+    self.opt = lso.LossScaleOptimizer(inner, manager)
+    self.global_step = tf.Variable(0, dtype=tf.int64, name="global_step")
+
+  def loss(self):
+    total = tf.constant(0.0)
+    for kind, var, p in zip(self.kinds, self.vars, self.poison):
+      _, dtype, shape, c = kind
+      if _is_table(kind):
+        value = tf.gather(var, tf.constant(shape))
+      else:
+        value = var
+      if dtype.startswith("complex"):
+        total += c * tf.math.real(tf.reduce_sum(value)) + c * p * tf.math.imag(
+            tf.reduce_sum(value))
+      else:
+        total += c * p * tf.reduce_sum(tf.cast(value, tf.float32))
+    return total
+
+  def step(self):
+    """One eager step; returns the pairs compute_gradients gave."""
+    grads_and_vars = self.opt.compute_gradients(self.loss,
+                                                var_list=self.var_list)
+    self.opt.apply_gradients(grads_and_vars, global_step=self.global_step)
+    return grads_and_vars
+
+  def values(self):
+    return [v.numpy() for v in self.vars]
+
+
+def _expected_after(kinds, before, poison):
+  """SGD with learning rate 1: each variable minus its own update."""
+  out = []
+  for kind, value, p in zip(kinds, before, poison):
+    with np.errstate(all="ignore"):
+      out.append((value.astype(np.complex128 if value.dtype.kind == "c" else
+                               np.float64) - _update(kind, p)).astype(
+                                   value.dtype))
+  return out
+
+
+def _exponential():
+  return lsm.ExponentialUpdateLossScaleManager(
+      SCALE, incr_every_n_steps=1000, decr_every_n_nan_or_inf=1,
+      decr_ratio=0.5)
+
+
+def _sgd():
+  return tf.compat.v1.train.GradientDescentOptimizer(1.0)
+
+
+def _cases(**extra):
+  return [dict(testcase_name="{}_grads".format(n), n=n, **extra)
+          for n in COUNTS]
+
+
+class EagerThresholdTest(tf.test.TestCase, parameterized.TestCase):
+
+  def setUp(self):
+    super().setUp()
+    self.assertTrue(tf.executing_eagerly())
+
+  def test_counts_straddle_the_threshold(self):
+    # Guards the parameterization if the threshold moves.
+    self.assertLess(COUNTS[0], _T)
+    self.assertGreaterEqual(COUNTS[1], _T)
+    self.assertGreaterEqual(COUNTS[0], len(_BASE))
+
+  @parameterized.named_parameters(_cases())
+  def test_finite_steps_apply_each_gradient_to_its_own_variable(self, n):
+    for unused_at in (0, n // 2, n):
+      model = _Model(n, unused_at, _sgd(), _exponential())
+      for step in range(1, 3):
+        before = model.values()
+        pairs = model.step()
+        where = "unused at {}, step {}".format(unused_at, step)
+        # What compute_gradients returned: each variable's own gradient,
+        # unscaled, and None for the unused one, in var_list order.
+        self.assertEqual([v.name for _, v in pairs],
+                         [v.name for v in model.var_list], msg=where)
+        grads = [g for g, _ in pairs]
+        self.assertIsNone(grads.pop(unused_at), msg=where)
+        for kind, grad in zip(model.kinds, grads):
+          if _is_table(kind):
+            self.assertIsInstance(grad, tf.IndexedSlices, msg=where)
+            dense = np.zeros((_TABLE_ROWS, 2))
+            np.add.at(dense, grad.indices.numpy(),
+                      grad.values.numpy().astype(np.float64))
+            self.assertAllEqual(_update(kind, 1.0), dense, msg=where)
+          else:
+            self.assertAllEqual(_update(kind, 1.0), grad.numpy(), msg=where)
+        for kind, want, got in zip(model.kinds,
+                                   _expected_after(model.kinds, before,
+                                                   [1.0] * n),
+                                   model.values()):
+          self.assertAllEqual(want, got, msg="{} {}".format(where, kind[0]))
+        self.assertAllEqual([3.0, 4.0], model.unused.numpy(), msg=where)
+        self.assertEqual(step, int(model.global_step.numpy()), msg=where)
+      self.assertEqual(SCALE, float(model.manager.get_loss_scale().numpy()))
+
+  @parameterized.named_parameters(_cases())
+  def test_one_non_finite_gradient_skips_the_whole_step(self, n):
+    # Each gradient in turn (the embeddings' values and the complex
+    # variable's imaginary part included), NaN then Inf, with the unused
+    # variable's None among them.
+    for i, kind in enumerate(_kinds(n)):
+      # A fresh model each: the scale halves from SCALE on each skip.
+      model = _Model(n, n // 2, _sgd(), _exponential())
+      before = model.values()
+      scale = SCALE
+      for poison in (np.nan, np.inf):
+        where = "{} = {}".format(kind[0], poison)
+        model.poison[i].assign(poison)
+        model.step()
+        model.poison[i].assign(1.0)
+        scale /= 2
+        for want, got in zip(before, model.values()):
+          self.assertAllEqual(want, got, msg=where)
+        self.assertEqual(0, int(model.global_step.numpy()), msg=where)
+        self.assertEqual(scale,
+                         float(model.manager.get_loss_scale().numpy()),
+                         msg=where)
+    # And the next finite step applies, exactly.
+    model.step()
+    for want, got in zip(_expected_after(model.kinds, before, [1.0] * n),
+                         model.values()):
+      self.assertAllEqual(want, got)
+    self.assertEqual(1, int(model.global_step.numpy()))
+
+  @parameterized.named_parameters(_cases())
+  def test_handed_gradients_with_one_non_finite_part_skip(self, n):
+    # Gradients the caller computed and hands to apply_gradients: no
+    # unscaling mixes a complex gradient's parts, so an Inf in the
+    # imaginary part alone, or a NaN in one embedding row, must be seen.
+    for poisoned in ("c64", "f32_table", "f16"):
+      model = _Model(n, 0, _sgd(), _exponential())
+      before = model.values()
+      for p in (np.inf, np.nan, 1.0):
+        grads = []
+        for kind, var in zip(model.kinds, model.vars):
+          p_kind = p if kind[0] == poisoned else 1.0
+          value = _update(kind, p_kind)
+          if _is_table(kind):
+            ids = np.asarray(kind[2])
+            grads.append(tf.IndexedSlices(
+                tf.constant(np.full([len(ids), 2], kind[3] * p_kind),
+                            var.dtype),
+                tf.constant(ids), tf.constant([_TABLE_ROWS, 2])))
+          else:
+            grads.append(tf.constant(value, var.dtype))
+        model.opt.apply_gradients(zip(grads, model.vars),
+                                  global_step=model.global_step)
+        where = "{} = {}".format(poisoned, p)
+        want = (before if p != 1.0 else
+                _expected_after(model.kinds, before, [1.0] * n))
+        for w, got in zip(want, model.values()):
+          self.assertAllEqual(w, got, msg=where)
+        self.assertEqual(int(p == 1.0), int(model.global_step.numpy()),
+                         msg=where)
+
+  @parameterized.named_parameters(_cases())
+  def test_nan_storm_leaves_state_bit_identical(self, n):
+    model = _Model(n, n, tf.compat.v1.train.AdamOptimizer(0.01),
+                   _exponential())
+    model.step()  # One real step: the slots hold non-trivial values.
+
+    def tracked():
+      # The inner optimizer's slots and beta powers, not the manager's
+      # state, which the storm moves.
+      state = [id(v) for v in model.manager.variables()]
+      inner = [v for v in model.opt.variables() if id(v) not in state]
+      self.assertLen(inner, 2 * n + 2)
+      return model.vars + inner + [model.global_step]
+
+    before = [v.numpy().tobytes() for v in tracked()]
+    for p in model.poison:
+      p.assign(np.nan)
+    scales = []
+    for _ in range(14):
+      model.step()
+      scales.append(float(model.manager.get_loss_scale().numpy()))
+    self.assertEqual(before, [v.numpy().tobytes() for v in tracked()])
+    # Halved on every bad step, never below 1.
+    self.assertEqual([max(1.0, SCALE / 2**k) for k in range(1, 15)], scales)
+
+  @parameterized.named_parameters(_cases())
+  def test_duplicate_rows_whose_sum_overflows_skip_the_step(self, n):
+    # The float16 table's row 0 gets 8 rows of 1024 * p: 8 * 8192 = 2**16
+    # overflows float16 (each row and each partial sum before it does not);
+    # 8 * 4096 fits. At scale 1 the scaled rows are the rows.
+    model = _Model(n, 0, _sgd(), lsm.FixedLossScaleManager(1))
+    table = [k[0] for k in model.kinds].index("f16_table")
+    before = model.values()
+    model.poison[table].assign(8192.0)
+    model.step()
+    for want, got in zip(before, model.values()):
+      self.assertAllEqual(want, got)
+    self.assertEqual(0, int(model.global_step.numpy()))
+    model.poison[table].assign(4096.0)
+    model.step()
+    poison = [1.0] * n
+    poison[table] = 4096.0
+    want = _expected_after(model.kinds, before, poison)
+    self.assertEqual(np.float16(-32768.0), want[table][0, 0])
+    for w, got in zip(want, model.values()):
+      self.assertAllEqual(w, got)
+    self.assertEqual(1, int(model.global_step.numpy()))
+
+
+if __name__ == "__main__":
+  tf.test.main()

@@ -1,0 +1,64 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Tests for scripts/mutation_test.py's list of mutants (not the runs).
+
+The runner is not part of CI (a run takes many minutes), but its mutants
+are snippets of the modules: when a module changes, a snippet that no
+longer occurs exactly once would silently stop mutating anything. This
+checks the list against the modules as they are, and the runner's `--list`
+and `--help`, without TensorFlow.
+"""
+
+import os
+import runpy
+import subprocess
+import sys
+import unittest
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SCRIPT = os.path.join(_REPO, "scripts", "mutation_test.py")
+
+
+class MutantListTest(unittest.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    cls.runner = runpy.run_path(_SCRIPT)
+
+  def test_every_snippet_occurs_exactly_once(self):
+    self.assertEqual([], self.runner["check_mutants"](_REPO))
+
+  def test_the_check_notices_a_snippet_that_is_gone(self):
+    mutant = self.runner["MUTANTS"][0]
+    stale = mutant._replace(old=mutant.old + "\n# no longer here")
+    check = self.runner["check_mutants"]
+    check.__globals__["MUTANTS"] = (stale,)
+    try:
+      problems = check(_REPO)
+    finally:
+      check.__globals__["MUTANTS"] = self.runner["MUTANTS"]
+    self.assertEqual(
+        ["{}: its snippet occurs 0 times in {} (need 1)".format(
+            mutant.id, mutant.file)], problems)
+
+  def test_at_least_thirty_mutants_over_the_four_modules(self):
+    scored = [m for m in self.runner["MUTANTS"]
+              if m.file in self.runner["SCORED"]]
+    self.assertGreaterEqual(len(scored), 30)
+    self.assertEqual(set(self.runner["SCORED"]), {m.file for m in scored})
+
+  def test_list_and_help_run_without_tensorflow(self):
+    for flag in ("--list", "--help"):
+      proc = subprocess.run(
+          [sys.executable, "-X", "importtime", _SCRIPT, flag],
+          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+          check=False)
+      self.assertEqual(0, proc.returncode, proc.stderr.decode()[-2000:])
+      self.assertNotIn(b"tensorflow", proc.stderr, msg=flag)
+    out = proc.stdout.decode()
+    self.assertIn("--only", out)
+    self.assertIn("--python", out)
+
+
+if __name__ == "__main__":
+  unittest.main()
