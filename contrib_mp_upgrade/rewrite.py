@@ -699,6 +699,8 @@ class _LayersRenamer(cst.CSTTransformer):
 # `X.layers` that cannot be TF 1's `tf.layers`: TF 2's successors, and
 # what `--tf_upgrade_v2` or contrib already name.
 _NOT_BARE_LAYERS = ("v1", "contrib", "keras")
+_LAYERS_WORD = re.compile(
+    rb"(?<!\bcontrib\.)(?<!\bv1\.)(?<!\bkeras\.)\blayers\b")
 
 
 def _may_name_tf_layers(source: bytes) -> bool:
@@ -709,6 +711,8 @@ def _may_name_tf_layers(source: bytes) -> bool:
   converters together on a tree that uses `tf.contrib.layers` throughout.
   It answers True whenever it cannot tell.
   """
+  if not _LAYERS_WORD.search(source):
+    return False  # Every `layers` is `contrib.`, `v1.` or `keras.layers`.
   try:
     module = ast.parse(source)
   except (SyntaxError, ValueError, RecursionError, MemoryError):
