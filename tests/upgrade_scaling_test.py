@@ -117,6 +117,31 @@ class LinearRewriteTest(parameterized.TestCase):
     self.assertLen(result.changes, 3)
 
 
+class MetadataOnceTest(parameterized.TestCase):
+  """libcst's scope analysis, the costliest pass, runs once per file."""
+
+  @parameterized.named_parameters(
+      ("module_level", _module_level),
+      ("in_one_function", _in_one_function),
+      ("local_import", lambda n: (
+          "import tensorflow as tf\n\ndef f():\n"
+          "  from tensorflow.contrib import mixed_precision as mp\n"
+          "  return mp.FixedLossScaleManager(2), "
+          "tf.contrib.mixed_precision.LossScaleOptimizer\n")),
+  )
+  def test_scope_analysis_runs_once(self, make):
+    profile = cProfile.Profile()
+    profile.enable()
+    result = rewrite.upgrade_source(make(5).encode("utf-8"))
+    profile.disable()
+    self.assertTrue(result.added, "the fixture needs an import added")
+    scope_passes = sum(
+        calls for (path, _, function), (calls, *_) in
+        pstats.Stats(profile).stats.items()
+        if path.endswith("scope_provider.py") and function == "visit_Module")
+    self.assertEqual(scope_passes, 1)
+
+
 class LayersRenameTest(parameterized.TestCase):
   """After tf_upgrade_v2, `tf.layers` is renamed; other files cost little.
 
