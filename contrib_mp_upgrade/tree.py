@@ -315,12 +315,23 @@ def upgrade_all(entries: List[Entry],
       finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
     return
   context = multiprocessing.get_context("spawn")
+  others = {p.pid for p in multiprocessing.active_children()}
   pool = context.Pool(processes=min(jobs, len(heavy)),
                       initializer=_leave_signals_to_the_parent)
   try:
-    for i, result in pool.imap_unordered(
+    workers = {p.pid: p for p in multiprocessing.active_children()
+               if p.pid not in others}
+    results = pool.imap_unordered(
         _upgrade_one, [(i, e.source, contrib_to_slim)
-                       for i, e in enumerate(heavy)]):
+                       for i, e in enumerate(heavy)])
+    pending = set(range(len(heavy)))
+    while pending:
+      try:
+        i, result = results.next(timeout=_POLL_S)
+      except multiprocessing.TimeoutError:
+        _check_workers(workers, [heavy[i].name for i in sorted(pending)])
+        continue
+      pending.discard(i)
       finish(heavy[i], result)
     pool.close()
   except BaseException:
@@ -331,6 +342,32 @@ def upgrade_all(entries: List[Entry],
     raise
   finally:
     pool.join()
+
+
+# How often the parent checks that its workers are alive: a pool replaces a
+# worker that died (the kernel's OOM killer, a crash in libcst's native
+# parser), but the file it held never comes back, and the run would wait
+# for it forever.
+_POLL_S = 0.5
+
+
+def _check_workers(workers: Dict[int, multiprocessing.Process],
+                   pending: List[str]) -> None:
+  """Raises `UpgradeError` if a worker process has ended."""
+  alive = {p.pid for p in multiprocessing.active_children()}
+  for pid, process in workers.items():
+    if pid not in alive:
+      code = process.exitcode
+      how = "ended with status {}".format(code)
+      if code is not None and -code in set(signal.Signals):
+        how = "killed by {}".format(signal.Signals(-code).name)
+      raise UpgradeError(
+          "A worker process converting the tree was {}; nothing was "
+          "written. If the machine ran out of memory, run again with "
+          "`--jobs 1`; if it keeps happening, one of the files not yet "
+          "converted is the cause: {}{}.".format(
+              how, ", ".join(pending[:5]), ", ..." if len(pending) > 5
+              else ""))
 
 
 def _leave_signals_to_the_parent() -> None:

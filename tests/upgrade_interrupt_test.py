@@ -70,7 +70,8 @@ def _group_alive(pgid: int) -> list:
   return alive
 
 
-class InterruptTest(parameterized.TestCase):
+class _CommandTest(parameterized.TestCase):
+  """Starts the real command in a session of its own, and waits on it."""
 
   def _start(self, root, tree, *extra):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -91,6 +92,10 @@ class InterruptTest(parameterized.TestCase):
             "ended" if proc.returncode is not None else "took too long",
             what, proc.communicate()))
       time.sleep(0.01)
+
+
+
+class InterruptTest(_CommandTest):
 
   def _interrupt(self, proc, signum, twice):
     # As a terminal does: to the whole process group, workers included.
@@ -159,6 +164,51 @@ class InterruptTest(parameterized.TestCase):
                      "it started writing")
       elapsed, _, err = self._interrupt(proc, signum, twice)
       self._check_stopped(root, tree, before, proc, elapsed, err, signum)
+
+
+def _workers(pgid: int) -> list:
+  found = []
+  for pid in _group_alive(pgid):
+    try:
+      with open("/proc/{}/cmdline".format(pid), "rb") as f:
+        if b"spawn_main" in f.read():
+          found.append(pid)
+    except OSError:
+      pass
+  return found
+
+
+class WorkerDiesTest(_CommandTest):
+  """A worker killed from outside (the OOM killer) ends the run, cleanly.
+
+  A pool replaces a dead worker, but the file it held never comes back: the
+  command waited for it forever.
+  """
+
+  def test_a_killed_worker_ends_the_run(self):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _make_tree(root)
+      before = _listing(tree)
+      proc = self._start(root, tree)
+      self._wait_for(proc, lambda: len(_workers(proc.pid)) == 2,
+                     "its workers started")
+      time.sleep(1.0)
+      self.assertIsNone(proc.poll(), "the scan phase was over too soon")
+      os.kill(_workers(proc.pid)[0], signal.SIGKILL)
+      start = time.monotonic()
+      try:
+        _, err = proc.communicate(timeout=30)
+      except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        self.fail("the command waited for its dead worker")
+      err = err.decode()
+      self.assertLess(time.monotonic() - start, _PROMPT_S + 1)
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn("worker process converting the tree was killed by "
+                    "SIGKILL; nothing was written", err)
+      self.assertNotIn("Traceback", err)
+      self.assertEqual(sorted(os.listdir(root)), ["in"])
+      self.assertEqual(_listing(tree), before)
 
 
 if __name__ == "__main__":

@@ -117,5 +117,68 @@ class LinearRewriteTest(parameterized.TestCase):
     self.assertLen(result.changes, 3)
 
 
+class MetadataOnceTest(parameterized.TestCase):
+  """libcst's scope analysis, the costliest pass, runs once per file."""
+
+  @parameterized.named_parameters(
+      ("module_level", _module_level),
+      ("in_one_function", _in_one_function),
+      ("local_import", lambda n: (
+          "import tensorflow as tf\n\ndef f():\n"
+          "  from tensorflow.contrib import mixed_precision as mp\n"
+          "  return mp.FixedLossScaleManager(2), "
+          "tf.contrib.mixed_precision.LossScaleOptimizer\n")),
+  )
+  def test_scope_analysis_runs_once(self, make):
+    profile = cProfile.Profile()
+    profile.enable()
+    result = rewrite.upgrade_source(make(5).encode("utf-8"))
+    profile.disable()
+    self.assertTrue(result.added, "the fixture needs an import added")
+    scope_passes = sum(
+        calls for (path, _, function), (calls, *_) in
+        pstats.Stats(profile).stats.items()
+        if path.endswith("scope_provider.py") and function == "visit_Module")
+    self.assertEqual(scope_passes, 1)
+
+
+class LayersRenameTest(parameterized.TestCase):
+  """After tf_upgrade_v2, `tf.layers` is renamed; other files cost little.
+
+  Every file tf_upgrade_v2 changes is looked at for `tf.layers`. With
+  `tf.contrib.layers` in most files of a tree, running libcst on each made
+  `--tf_upgrade_v2` cost three times the two converters run apart.
+  """
+
+  @parameterized.named_parameters(
+      ("bare", "x = tf.layers.dense(y, 4)\n", [2]),
+      ("through_an_alias", "l = tf.layers\nx = l.dense(y, 4)\n", [2]),
+      ("compat_v1", "x = tf.compat.v1.layers.dense(y, 4)\n", []),
+      ("contrib", "x = tf.contrib.layers.fully_connected(y, 4)\n", []),
+      ("keras", "x = tf.keras.layers.Dense(4)(y)\n", []),
+  )
+  def test_renamed_exactly_where_tf_layers_is_used(self, code, lines):
+    source = ("import tensorflow as tf\n" + code).encode("utf-8")
+    new, renamed = rewrite.rename_bare_layers(source)
+    self.assertEqual(renamed, lines)
+    if lines:
+      self.assertIn(b"tf.compat.v1.layers", new)
+    else:
+      self.assertEqual(new, source)
+
+  def test_a_file_without_tf_layers_is_not_analysed(self):
+    body = ["import tensorflow as tf", "", "def build(net):"]
+    body += ["  net = tf.contrib.layers.fully_connected(net, {})".format(i)
+             for i in range(200)]
+    source = ("\n".join(body + ["  return net"]) + "\n").encode("utf-8")
+    profile = cProfile.Profile()
+    profile.enable()
+    rewrite.rename_bare_layers(source)
+    profile.disable()
+    # libcst's parse and scope analysis make about a thousand calls per
+    # line; a regular expression makes a handful.
+    self.assertLess(pstats.Stats(profile).total_calls, 200)
+
+
 if __name__ == "__main__":
   absltest.main()
