@@ -438,12 +438,16 @@ def decode_error(source: bytes) -> Optional[str]:
   except SyntaxError as e:
     return "a bad coding declaration ({})".format(e)
   try:
-    source.decode(encoding)
+    text = source.decode(encoding)
   except UnicodeDecodeError as e:
     codec = codecs.lookup(encoding).name
     name = "UTF-8" if codec in ("utf-8", "utf-8-sig") else encoding
     return "invalid {} at line {} (byte 0x{:02x})".format(
         name, source.count(b"\n", 0, e.start) + 1, source[e.start])
+  if "\0" in text:
+    # Python refuses the file; libcst parses one in a string or comment.
+    return "a NUL byte at line {}; remove it and run again".format(
+        text.count("\n", 0, text.index("\0")) + 1)
   return None
 
 
