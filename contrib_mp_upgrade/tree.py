@@ -540,6 +540,16 @@ class Commit:
       undo()
     self._undo = []
 
+  def _makedirs(self, directory: str) -> None:
+    """`os.makedirs`; `abort` removes the directories it made."""
+    missing = []
+    while directory and not os.path.isdir(directory):
+      missing.append(directory)
+      directory = os.path.dirname(directory)
+    for path in reversed(missing):
+      os.mkdir(path)
+      self._undo.append(lambda path=path: _rmdir(path))
+
   def stage_tree(self, plan: Plan, outtree: str,
                  extra: Optional[Dict[str, bytes]] = None) -> None:
     """Builds the new tree in a temporary directory beside `outtree`.
@@ -553,7 +563,7 @@ class Commit:
     outtree = os.path.abspath(outtree)
     parent = os.path.dirname(outtree)
     try:
-      os.makedirs(parent, exist_ok=True)
+      self._makedirs(parent)
       stage = tempfile.mkdtemp(
           prefix=".{}.contrib-mp-upgrade-".format(os.path.basename(outtree)),
           dir=parent)
@@ -614,7 +624,7 @@ class Commit:
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
     try:
-      os.makedirs(directory, exist_ok=True)
+      self._makedirs(directory)
       fd, temp = tempfile.mkstemp(
           prefix=".{}.".format(os.path.basename(path)),
           suffix=".contrib-mp-upgrade", dir=directory)
@@ -642,6 +652,13 @@ class Commit:
       os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
           temp, path)
     self._undo = []
+
+
+def _rmdir(path: str) -> None:
+  try:
+    os.rmdir(path)
+  except OSError:
+    pass
 
 
 def _remove(path: str) -> None:

@@ -27,6 +27,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import stat
 import subprocess
@@ -377,14 +378,18 @@ class UpgradeFuzzTest(absltest.TestCase):
     self.root = os.fsencode(tempfile.mkdtemp(prefix="upgrade_fuzz_"))
     self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
 
-  def _run(self, cwd, *argv):
+  def _run(self, cwd, *argv, file_size=None):
+    def limit():
+      if file_size is not None:  # Python ignores SIGXFSZ: writes fail.
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     try:
       proc = subprocess.run(
           [sys.executable, "-m", "contrib_mp_upgrade"] + list(argv),
           cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-          stdin=subprocess.DEVNULL, timeout=_TIMEOUT, check=False)
+          stdin=subprocess.DEVNULL, timeout=_TIMEOUT, check=False,
+          preexec_fn=limit)
     except subprocess.TimeoutExpired:
       self.fail("hung: no exit in {} s: {!r} (seed {})".format(
           _TIMEOUT, argv, _SEED))
@@ -438,6 +443,29 @@ class UpgradeFuzzTest(absltest.TestCase):
     status, stdout, _, what = self._run(work, b"--check", b"in")
     self.assertEqual(status, 1, what)
     self.assertIn("in/train.py:2:1: error: a NUL byte at line 2", stdout)
+
+  def test_a_failed_write_leaves_no_directories(self):
+    # Found by hand: the directories made for `--outtree`, `--outfile` and
+    # `--reportfile` stayed after a failed write that said "nothing was
+    # written". A limit on file size makes the write fail (EFBIG), as a
+    # full disk does, without needing one.
+    work = os.path.join(self.root, b"full")
+    top = os.path.join(work, b"in")
+    os.makedirs(top)
+    data = (b"import tensorflow as tf\n"
+            b"opt = tf.contrib.mixed_precision.LossScaleOptimizer(None, 8)\n"
+            b"# " + b"x" * 20000 + b"\n")
+    with open(os.path.join(top, b"train.py"), "wb") as f:
+      f.write(data)
+    for argv in ([b"--intree", b"in", b"--outtree", b"new/a/b/out"],
+                 [b"--infile", b"in/train.py", b"--outfile", b"new/c/t.py"],
+                 [b"--infile", b"in/train.py", b"--outfile", b"t.py",
+                  b"--reportfile", b"new/d/report.txt"]):
+      status, _, err, what = self._run(work, *argv, file_size=4096)
+      self.assertEqual(status, 1, what)
+      self.assertIn("Nothing was written", err)
+      self.assertEqual(sorted(os.listdir(work)), [b"in"], what)
+      self.assertEqual(_walk(top), {b"train.py": ("file", data)})
 
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
