@@ -188,6 +188,11 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
       if finding is not None:
         found.append(finding)
   for path in files:
+    if os.path.exists(path) and not os.path.isfile(path):
+      # A FIFO would block the read forever, /dev/zero never end it.
+      found.append(_error(path, "not a regular file ({})".format(
+          tree.special_kind(os.stat(path).st_mode))))
+      continue
     try:
       plan = tree.scan_file(path, path)
     except tree.UpgradeError as e:

@@ -425,7 +425,7 @@ def scan_tree(intree: str, copy_other_files: bool,
       elif not item.is_file(follow_symlinks=False):
         mode = item.stat(follow_symlinks=False).st_mode
         plan.skipped.append((name, "{}, not a regular file; not "
-                                   "copied".format(_special_kind(mode))))
+                                   "copied".format(special_kind(mode))))
       elif item.name.endswith((".py", notebook_lib.SUFFIX)):
         with open(item.path, "rb") as f:
           data = f.read()
@@ -444,7 +444,8 @@ def scan_tree(intree: str, copy_other_files: bool,
   return plan
 
 
-def _special_kind(mode: int) -> str:
+def special_kind(mode: int) -> str:
+  """`a FIFO (named pipe)`, `a socket`, `a device file`..."""
   if stat.S_ISFIFO(mode):
     return "a FIFO (named pipe)"
   if stat.S_ISSOCK(mode):

@@ -40,7 +40,8 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SEED = int(os.environ.get("CMP_FUZZ_SEED", "20261125"))
 _ROUNDS = int(os.environ.get("CMP_FUZZ_ROUNDS", "2"))
 _FILES = int(os.environ.get("CMP_FUZZ_FILES", "90"))
-_TIMEOUT = 300  # Seconds per command: far above what a round needs.
+# Seconds per command: far above what a round needs.
+_TIMEOUT = int(os.environ.get("CMP_FUZZ_TIMEOUT", "300"))
 # What temporary and staging names contain; no input name does.
 _LITTER = b"contrib-mp-upgrade"
 
@@ -378,7 +379,7 @@ class UpgradeFuzzTest(absltest.TestCase):
     self.root = os.fsencode(tempfile.mkdtemp(prefix="upgrade_fuzz_"))
     self.addCleanup(shutil.rmtree, self.root, ignore_errors=True)
 
-  def _run(self, cwd, *argv, file_size=None):
+  def _run(self, cwd, *argv, file_size=None, timeout=_TIMEOUT):
     def limit():
       if file_size is not None:  # Python ignores SIGXFSZ: writes fail.
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
@@ -388,11 +389,11 @@ class UpgradeFuzzTest(absltest.TestCase):
       proc = subprocess.run(
           [sys.executable, "-m", "contrib_mp_upgrade"] + list(argv),
           cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-          stdin=subprocess.DEVNULL, timeout=_TIMEOUT, check=False,
+          stdin=subprocess.DEVNULL, timeout=timeout, check=False,
           preexec_fn=limit)
     except subprocess.TimeoutExpired:
       self.fail("hung: no exit in {} s: {!r} (seed {})".format(
-          _TIMEOUT, argv, _SEED))
+          timeout, argv, _SEED))
     out = proc.stdout.decode("utf-8", "surrogateescape")
     err = proc.stderr.decode("utf-8", "surrogateescape")
     what = "{!r} (seed {}):\n{}\n{}".format(argv, _SEED, err[-3000:],
@@ -466,6 +467,21 @@ class UpgradeFuzzTest(absltest.TestCase):
       self.assertIn("Nothing was written", err)
       self.assertEqual(sorted(os.listdir(work)), [b"in"], what)
       self.assertEqual(_walk(top), {b"train.py": ("file", data)})
+
+  def test_check_on_a_fifo_or_a_device(self):
+    # Found by hand: `--check x.py` read a FIFO named `x.py` forever, and a
+    # link to /dev/zero until memory ran out (a MemoryError traceback). A
+    # check must not pass on a file it never read, so each is an error.
+    work = os.path.join(self.root, b"special")
+    os.makedirs(work)
+    os.mkfifo(os.path.join(work, b"x.py"))
+    os.symlink(b"/dev/zero", os.path.join(work, b"z.py"))
+    for name in (b"x.py", b"z.py"):
+      status, stdout, _, what = self._run(work, b"--check", name,
+                                          timeout=60)
+      self.assertEqual(status, 1, what)
+      self.assertIn(name.decode() + ":1:1: error: not a regular file",
+                    stdout, what)
 
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
