@@ -19,7 +19,8 @@ that Python itself cannot parse), the output holds exactly the input's
 paths, and no staging tree or temporary file is left anywhere.
 
 The seed is fixed, so a failure repeats. To run longer by hand:
-`CMP_FUZZ_SEED=7 CMP_FUZZ_ROUNDS=20 python -m pytest tests/upgrade_fuzz_test.py`.
+`CMP_FUZZ_SEED=7 CMP_FUZZ_ROUNDS=20 python -m pytest
+tests/upgrade_fuzz_test.py` (and `CMP_FUZZ_FILES`, files per tree).
 """
 
 import ast
@@ -38,8 +39,8 @@ from absl.testing import absltest
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SEED = int(os.environ.get("CMP_FUZZ_SEED", "20261125"))
-_ROUNDS = int(os.environ.get("CMP_FUZZ_ROUNDS", "2"))
-_FILES = int(os.environ.get("CMP_FUZZ_FILES", "90"))
+_ROUNDS = int(os.environ.get("CMP_FUZZ_ROUNDS", "4"))
+_FILES = int(os.environ.get("CMP_FUZZ_FILES", "100"))
 # Seconds per command: far above what a round needs.
 _TIMEOUT = int(os.environ.get("CMP_FUZZ_TIMEOUT", "300"))
 # What temporary and staging names contain; no input name does.
@@ -212,7 +213,7 @@ class _Maker:
           "\n  ", rng.choice(["\n\t", "\n \t", "\n\x0c  "])).encode()
     if kind == 16:
       long = "x = [" + ", ".join(str(i) for i in range(
-          rng.randint(2000, 30000))) + "]\n"
+          rng.randint(200, 3000))) + "]\n"
       return (text + long + "# " + "z" * rng.randint(1000, 100000) +
               "\n").encode()
     if kind == 17:
@@ -394,6 +395,9 @@ class UpgradeFuzzTest(absltest.TestCase):
     except subprocess.TimeoutExpired:
       self.fail("hung: no exit in {} s: {!r} (seed {})".format(
           timeout, argv, _SEED))
+    if os.environ.get("CMP_FUZZ_VERBOSE"):
+      print(argv, resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime,
+            file=sys.stderr)
     out = proc.stdout.decode("utf-8", "surrogateescape")
     err = proc.stderr.decode("utf-8", "surrogateescape")
     what = "{!r} (seed {}):\n{}\n{}".format(argv, _SEED, err[-3000:],
@@ -414,6 +418,9 @@ class UpgradeFuzzTest(absltest.TestCase):
       path = os.path.join(top, rng.choice(dirs), maker.name(notebook))
       with open(path, "wb") as f:
         f.write(maker.notebook() if notebook else maker.content())
+    # Enough lines for worker processes (`--jobs 2`), as a large tree has.
+    with open(os.path.join(top, b"pkg", b"big.py"), "wb") as f:
+      f.write(_SOURCES[0].encode() + b"a = 1\n" * 4000)
     with open(os.path.join(top, b"notes.txt"), "wb") as f:
       f.write(b"not code \xff\n")
     os.symlink(b"pkg", os.path.join(top, b"pkg_link"))
@@ -546,7 +553,8 @@ class UpgradeFuzzTest(absltest.TestCase):
     # --inplace on a copy: the same bytes, the same report.
     copy = os.path.join(work, b"copy")
     shutil.copytree(top, copy, symlinks=True, ignore=lambda d, names: [
-        n for n in names if stat.S_ISFIFO(os.lstat(os.path.join(d, n)).st_mode)])
+        n for n in names
+        if stat.S_ISFIFO(os.lstat(os.path.join(d, n)).st_mode)])
     os.mkfifo(os.path.join(copy, b"fifo.py"))
     status, _, _, what = self._run(work, b"--intree", b"copy", b"--inplace",
                                    b"--reportfile", b"report2.txt",
