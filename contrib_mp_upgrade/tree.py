@@ -535,6 +535,7 @@ class Commit:
     self._undo: List[Callable[[], None]] = []
     self._renames: List[Tuple[str, str]] = []
     self._moves_into: Optional[Tuple[str, str]] = None
+    self._writes: List[Tuple[str, bytes]] = []
 
   def abort(self) -> None:
     for undo in reversed(self._undo):
@@ -621,7 +622,15 @@ class Commit:
 
   def stage_file(self, data: bytes, path: str, flag: str,
                  mode_from: Optional[str] = None) -> None:
-    """Writes `data` to a temporary file beside `path`."""
+    """Writes `data` to a temporary file beside `path`.
+
+    A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`) is
+    written to at the end instead: renaming over it would replace it.
+    """
+    if os.path.exists(path) and not (os.path.isfile(path) or
+                                     os.path.isdir(path)):
+      self._writes.append((path, data))
+      return
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
     try:
@@ -653,6 +662,8 @@ class Commit:
       os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
           temp, path)
     self._undo = []
+    for path, data in self._writes:
+      _write_bytes(path, data)
 
 
 def _rmdir(path: str) -> None:

@@ -490,6 +490,28 @@ class UpgradeFuzzTest(absltest.TestCase):
       self.assertIn(name.decode() + ":1:1: error: not a regular file",
                     stdout, what)
 
+  def test_a_device_as_reportfile_or_outfile_is_written_to(self):
+    # Found by hand: `--reportfile /dev/null` (no report wanted) renamed a
+    # temporary file over the device, which as root replaced /dev/null with
+    # a regular file holding the report (and as another user failed). A
+    # device node of our own stands in for it when root can make one.
+    work = os.path.join(self.root, b"dev")
+    os.makedirs(work)
+    with open(os.path.join(work, b"train.py"), "wb") as f:
+      f.write(b"import tensorflow as tf\n"
+              b"o = tf.contrib.mixed_precision.LossScaleOptimizer(None, 8)\n")
+    null = b"/dev/null"
+    if os.geteuid() == 0:
+      null = os.path.join(work, b"null")
+      os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    for argv in ([b"--outfile", b"new.py", b"--reportfile", null],
+                 [b"--outfile", null, b"--reportfile", b"r.txt"]):
+      status, _, _, what = self._run(work, b"--infile", b"train.py", *argv)
+      self.assertEqual(status, 0, what)
+      self.assertTrue(stat.S_ISCHR(os.stat(null).st_mode),
+                      "the device was replaced: " + what)
+    self.assertEqual(_litter(work), [])
+
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
       with self.subTest(round=round_):
