@@ -515,6 +515,15 @@ def upgrade_source(source: bytes,
     return _scan_only(source)
   if error is None:
     try:
+      # libcst's native parser crashes the process (SIGSEGV) on brackets
+      # nested past Python's own limit; Python's parser names the error.
+      compile(source, "<source>", "exec", ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError) as e:
+      error = _parse_error(source, e)
+    except (RecursionError, MemoryError):
+      pass  # Too deep for Python's parser; libcst may still read it.
+  if error is None:
+    try:
       tree = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
       error = _parse_error(source, e)

@@ -512,6 +512,32 @@ class UpgradeFuzzTest(absltest.TestCase):
                       "the device was replaced: " + what)
     self.assertEqual(_litter(work), [])
 
+  def test_brackets_nested_too_deeply_for_python(self):
+    # Found by the fuzz test: 1,200 nested brackets in a file that uses the
+    # API crashed libcst's native parser (SIGSEGV, status 139) with one
+    # process, and with worker processes the pool waited for the dead
+    # worker forever. Python refuses more than 200 levels itself.
+    work = os.path.join(self.root, b"deep")
+    top = os.path.join(work, b"in")
+    os.makedirs(top)
+    use = _SOURCES[0].encode()
+    with open(os.path.join(top, b"deep.py"), "wb") as f:
+      f.write(use + b"y = " + b"[" * 1200 + b"]" * 1200 + b"\n")
+    with open(os.path.join(top, b"big.py"), "wb") as f:
+      f.write(use + b"a = 1\n" * 4000)  # Enough for worker processes.
+    for jobs in (b"1", b"2"):
+      out = b"out" + jobs
+      status, _, _, what = self._run(
+          work, b"--intree", b"in", b"--outtree", out, b"--jobs", jobs,
+          timeout=120)
+      self.assertEqual(status, 0, what)
+      with open(os.path.join(work, b"contrib_mp_upgrade_report.txt")) as f:
+        report = f.read()
+      self.assertIn("deep.py: NOT CONVERTED: it does not parse as Python 3 "
+                    "(syntax error at line 10)", report)
+      self.assertIn("Python files: 2 read, 1 converted, 1 not parsed",
+                    report)
+
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
       with self.subTest(round=round_):
