@@ -538,6 +538,30 @@ class UpgradeFuzzTest(absltest.TestCase):
       self.assertIn("Python files: 2 read, 1 converted, 1 not parsed",
                     report)
 
+  def test_reportfile_that_names_code_is_refused(self):
+    # Found by hand: `--reportfile` naming the file being converted (or the
+    # `--outfile`, or a source file of `--intree`) replaced that code with
+    # the report, status 0.
+    work = os.path.join(self.root, b"report")
+    top = os.path.join(work, b"in")
+    os.makedirs(top)
+    data = (b"import tensorflow as tf\n"
+            b"o = tf.contrib.mixed_precision.LossScaleOptimizer(None, 8)\n")
+    with open(os.path.join(top, b"train.py"), "wb") as f:
+      f.write(data)
+    for argv in ([b"--infile", b"in/train.py", b"--inplace"],
+                 [b"--infile", b"in/train.py", b"--outfile", b"new.py",
+                  b"--reportfile", b"new.py"],
+                 [b"--intree", b"in", b"--outtree", b"out"],
+                 [b"--intree", b"in", b"--inplace"]):
+      if b"--reportfile" not in argv:
+        argv += [b"--reportfile", b"in/train.py"]
+      status, _, err, what = self._run(work, *argv)
+      self.assertEqual(status, 1, what)
+      self.assertIn("--reportfile", err)
+      self.assertEqual(sorted(os.listdir(work)), [b"in"], what)
+      self.assertEqual(_walk(top), {b"train.py": ("file", data)}, what)
+
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
       with self.subTest(round=round_):
