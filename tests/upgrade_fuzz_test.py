@@ -562,6 +562,25 @@ class UpgradeFuzzTest(absltest.TestCase):
       self.assertEqual(sorted(os.listdir(work)), [b"in"], what)
       self.assertEqual(_walk(top), {b"train.py": ("file", data)}, what)
 
+  def test_check_prints_one_line_per_finding_whatever_the_name(self):
+    # Found by the fuzz test's names: `--check` printed a newline in a file
+    # name as it is, so an editor read a finding in another file, `b.py`.
+    work = os.path.join(self.root, b"names")
+    top = os.path.join(work, b"in")
+    os.makedirs(top)
+    for name in (b"a\nb.py", b"c\rd.py", b"e\x1b[31mf.py"):
+      with open(os.path.join(top, name), "wb") as f:
+        f.write(b"import tensorflow as tf\n"
+                b"o = tf.contrib.mixed_precision.LossScaleOptimizer(None, 8)"
+                b"\n")
+    status, stdout, _, what = self._run(work, b"--check", b"in")
+    self.assertEqual(status, 1, what)
+    self.assertEqual(sorted(stdout.splitlines()), [
+        "in/{}:2:5: tf.contrib.mixed_precision.LossScaleOptimizer is gone "
+        "in TF 2: run contrib-mp-upgrade to convert it".format(name)
+        for name in ("a\\x0ab.py", "c\\x0dd.py", "e\\x1b[31mf.py")],
+                     what)
+
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
       with self.subTest(round=round_):
@@ -697,7 +716,9 @@ class UpgradeFuzzTest(absltest.TestCase):
     uses, errors = set(), set()
     text = "\n" + stdout
     for rel in code:
-      start = "\n" + os.fsdecode(os.path.join(top, rel)) + ":"
+      path = re.sub("[\x00-\x1f\x7f]", lambda m: "\\x%02x" % ord(m.group()),
+                    os.fsdecode(os.path.join(top, rel)))  # As --check names it.
+      start = "\n" + path + ":"
       for m in re.finditer(re.escape(start) + r"(cell_\d+:)?\d+:\d+: "
                            r"(error: )?", text):
         (errors if m.group(2) else uses).add(rel)
