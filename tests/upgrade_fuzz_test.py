@@ -39,7 +39,7 @@ from absl.testing import absltest
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SEED = int(os.environ.get("CMP_FUZZ_SEED", "20261125"))
-_ROUNDS = int(os.environ.get("CMP_FUZZ_ROUNDS", "4"))
+_ROUNDS = int(os.environ.get("CMP_FUZZ_ROUNDS", "3"))
 _FILES = int(os.environ.get("CMP_FUZZ_FILES", "100"))
 # Seconds per command: far above what a round needs.
 _TIMEOUT = int(os.environ.get("CMP_FUZZ_TIMEOUT", "300"))
