@@ -436,7 +436,10 @@ def decode_error(source: bytes) -> Optional[str]:
   try:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
   except SyntaxError as e:
-    return "a bad coding declaration ({})".format(e)
+    if not str(e).startswith("invalid or missing encoding declaration"):
+      return "a bad coding declaration ({})".format(e)
+    # No declaration: line 1 or 2 is just not UTF-8; say where.
+    encoding = "utf-8"
   try:
     text = source.decode(encoding)
   except UnicodeDecodeError as e:

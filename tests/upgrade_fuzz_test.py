@@ -581,6 +581,30 @@ class UpgradeFuzzTest(absltest.TestCase):
         for name in ("a\\x0ab.py", "c\\x0dd.py", "e\\x1b[31mf.py")],
                      what)
 
+  def test_bytes_that_are_not_utf8_on_line_1_or_2_are_named(self):
+    # Found by the fuzz test (issue 30, finding 7, still there): a latin-1
+    # byte or a UTF-16 file, with no coding declaration at all, was
+    # reported as "a bad coding declaration".
+    work = os.path.join(self.root, b"coding")
+    os.makedirs(work)
+    files = {
+        b"a.py": (b"import tensorflow as tf  # caf\xe9\n"
+                  b"o = tf.contrib.mixed_precision.LossScaleOptimizer(1, 2)\n"),
+        b"b.py": b"import tensorflow as tf\n".decode().encode("utf-16"),
+        b"c.py": b"# coding: klingon\nimport tensorflow as tf\n"}
+    for name, data in files.items():
+      with open(os.path.join(work, name), "wb") as f:
+        f.write(data)
+    status, stdout, _, what = self._run(work, b"--check", *sorted(files))
+    self.assertEqual(status, 1, what)
+    self.assertEqual(stdout.splitlines(), [
+        "a.py:1:1: error: invalid UTF-8 at line 1 (byte 0xe9); "
+        "contrib-mp-upgrade cannot check it",
+        "b.py:1:1: error: invalid UTF-8 at line 1 (byte 0xff); "
+        "contrib-mp-upgrade cannot check it",
+        "c.py:1:1: error: a bad coding declaration (unknown encoding: "
+        "klingon); contrib-mp-upgrade cannot check it"], what)
+
   def test_fuzz(self):
     for round_ in range(_ROUNDS):
       with self.subTest(round=round_):
