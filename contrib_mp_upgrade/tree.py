@@ -535,7 +535,7 @@ class Commit:
     self._undo: List[Callable[[], None]] = []
     self._renames: List[Tuple[str, str]] = []
     self._moves_into: Optional[Tuple[str, str]] = None
-    self._writes: List[Tuple[str, bytes]] = []
+    self._writes: List[Tuple[int, bytes]] = []
 
   def abort(self) -> None:
     for undo in reversed(self._undo):
@@ -629,7 +629,17 @@ class Commit:
     """
     if os.path.exists(path) and not (os.path.isfile(path) or
                                      os.path.isdir(path)):
-      self._writes.append((path, data))
+      try:
+        # Opened now, without waiting: a FIFO nobody reads is an error
+        # here, not a wait at the end with Ctrl-C held.
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+      except OSError as e:
+        self.abort()
+        raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
+                    "choose a writable path.")
+      self._undo.append(lambda: os.close(fd))
+      self._writes.append((fd, data))
       return
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
@@ -662,8 +672,9 @@ class Commit:
       os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
           temp, path)
     self._undo = []
-    for path, data in self._writes:
-      _write_bytes(path, data)
+    for fd, data in self._writes:
+      with open(fd, "wb") as f:
+        f.write(data)
 
 
 def _rmdir(path: str) -> None:

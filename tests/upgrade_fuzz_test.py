@@ -510,6 +510,16 @@ class UpgradeFuzzTest(absltest.TestCase):
       self.assertEqual(status, 0, what)
       self.assertTrue(stat.S_ISCHR(os.stat(null).st_mode),
                       "the device was replaced: " + what)
+    # A FIFO nobody reads: an error at once, not a wait with Ctrl-C held.
+    fifo = os.path.join(work, b"fifo")
+    os.mkfifo(fifo)
+    status, _, err, what = self._run(work, b"--infile", b"train.py",
+                                     b"--outfile", b"new2.py",
+                                     b"--reportfile", fifo, timeout=60)
+    self.assertEqual(status, 1, what)
+    self.assertIn("--reportfile", err)
+    self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+    self.assertFalse(os.path.exists(os.path.join(work, b"new2.py")))
     self.assertEqual(_litter(work), [])
 
   def test_brackets_nested_too_deeply_for_python(self):
