@@ -54,6 +54,8 @@ _CONFLICTS = (("outtree", "--outtree"), ("outfile", "--outfile"),
               ("contrib_to_slim", "--contrib-to-slim"),
               ("copyotherfiles", "--copyotherfiles"))
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
 # The longest piece of code quoted in a message.
 _QUOTE = 80
 
@@ -77,7 +79,11 @@ class Finding:
 
   def format(self) -> str:
     where = "cell_{}:".format(self.cell) if self.cell else ""
-    return "{}:{}{}:{}: {}".format(self.path, where, self.line, self.column,
+    # A newline (or a terminal escape) in a file name would make one
+    # finding read as two, the second in another file.
+    path = _CONTROL.sub(lambda m: "\\x{:02x}".format(ord(m.group())),
+                        self.path)
+    return "{}:{}{}:{}: {}".format(path, where, self.line, self.column,
                                    self.message)
 
   @property
@@ -188,6 +194,11 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
       if finding is not None:
         found.append(finding)
   for path in files:
+    if os.path.exists(path) and not os.path.isfile(path):
+      # A FIFO would block the read forever, /dev/zero never end it.
+      found.append(_error(path, "not a regular file ({})".format(
+          tree.special_kind(os.stat(path).st_mode))))
+      continue
     try:
       plan = tree.scan_file(path, path)
     except tree.UpgradeError as e:

@@ -129,6 +129,21 @@ def _check_paths(infile, outfile, intree, outtree, inplace, dry_run):
           "one.".format(outtree))
 
 
+def _check_report(reportfile, infile, outfile, intree) -> None:
+  """Raises `UpgradeError` when the report would replace code."""
+  if reportfile is None:
+    return
+  real = os.path.realpath(reportfile)
+  if any(os.path.realpath(p) == real for p in (infile, outfile)
+         if p is not None) or (
+             intree is not None and os.path.isfile(real) and
+             real.endswith((".py", ".ipynb")) and _inside(real, intree)):
+    raise UpgradeError(
+        "`--reportfile` {!r} is a file this run converts or writes, which "
+        "the report would replace. Name another file for the "
+        "report.".format(reportfile))
+
+
 def _find_blockers(plan: tree.Plan,
                    tf_summary: Optional[tf_upgrade_v2_pass.Summary],
                    contrib_to_slim: bool = False) -> None:
@@ -209,6 +224,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
       written in any of these cases.
   """
   _check_paths(infile, outfile, intree, outtree, inplace, dry_run)
+  _check_report(reportfile, infile, outfile, intree)
   command = None
   if tf_upgrade_v2:
     command = tf_upgrade_v2_pass.find_command()

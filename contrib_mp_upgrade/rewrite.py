@@ -485,37 +485,37 @@ def decode_error(source: bytes) -> Optional[str]:
   try:
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
   except SyntaxError as e:
-    # `detect_encoding` decodes lines 1 and 2 as UTF-8 to look for a
-    # declaration, and says "invalid or missing encoding declaration" when
-    # one holds a byte that is not UTF-8 (a latin-1 comment): name that.
-    if "invalid or missing" in str(e):
-      try:
-        source.decode("utf-8")
-      except UnicodeDecodeError as bad:
-        return "invalid UTF-8 at line {} (byte 0x{:02x})".format(
-            source.count(b"\n", 0, bad.start) + 1, source[bad.start])
-    return "a bad coding declaration ({})".format(e)
+    if not str(e).startswith("invalid or missing encoding declaration"):
+      return "a bad coding declaration ({})".format(e)
+    # No declaration: line 1 or 2 is just not UTF-8; say where.
+    encoding = "utf-8"
   try:
-    source.decode(encoding)
+    text = source.decode(encoding)
   except UnicodeDecodeError as e:
     codec = codecs.lookup(encoding).name
     name = "UTF-8" if codec in ("utf-8", "utf-8-sig") else encoding
     return "invalid {} at line {} (byte 0x{:02x})".format(
         name, source.count(b"\n", 0, e.start) + 1, source[e.start])
+  if "\0" in text:
+    # Python refuses the file; libcst parses one in a string or comment.
+    return _nul_byte(source)
   return None
+
+
+def _nul_byte(source: bytes) -> str:
+  return ("it contains a NUL byte (at line {}), which Python source cannot "
+          "hold; it may be a binary or truncated file: remove the byte or "
+          "the file".format(source.count(b"\n", 0, source.find(b"\0")) + 1))
 
 
 _INDENT = re.compile(rb"^[ \t]*(?=\S)", re.MULTILINE)
 
 
 def _parse_error(source: bytes, error: Exception) -> str:
-  nul = source.find(b"\0")
-  if nul >= 0:
+  if b"\0" in source:
     # Python refuses any NUL byte in source text, wherever it is; its parser
     # names no line for it (or line 1), which points nowhere near it.
-    return ("it contains a NUL byte (at line {}), which Python source cannot "
-            "hold; it may be a binary or truncated file: remove the byte or "
-            "the file".format(source.count(b"\n", 0, nul) + 1))
+    return _nul_byte(source)
   line = getattr(error, "raw_line", None)
   try:
     # Python's own parser names the line a person would look at; libcst's
@@ -554,6 +554,9 @@ def needs_libcst(source: bytes, contrib_to_slim: bool = False) -> bool:
                                           slim.may_apply(source))
 
 
+_TOO_DEEP = "it nests too deeply for this command to analyse"
+
+
 def upgrade_source(source: bytes,
                    contrib_to_slim: bool = False) -> FileResult:
   """Upgrades one Python source.
@@ -576,6 +579,21 @@ def upgrade_source(source: bytes,
     return _scan_only(source)
   if error is None:
     try:
+      # libcst's native parser crashes the process (SIGSEGV) on brackets
+      # nested past Python's own limit; Python's parser names the error.
+      compile(source, "<source>", "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as e:
+      # Any other syntax error is libcst's to judge: it reads grammar newer
+      # than the Python running this command (`match` on 3.9, PEP 701
+      # f-strings on 3.11).
+      if "nested" in str(e.msg):
+        error = _parse_error(source, e)
+    except ValueError as e:
+      error = _parse_error(source, e)
+    except (RecursionError, MemoryError):
+      error = _TOO_DEEP
+  if error is None:
+    try:
       tree = cst.parse_module(source)
     except cst.ParserSyntaxError as e:
       error = _parse_error(source, e)
@@ -588,9 +606,8 @@ def upgrade_source(source: bytes,
   except RecursionError:
     # libcst recurses per nesting level; generated code can go deeper
     # than the interpreter allows.
-    return FileResult(
-        new_source=source, mentions_api=mentions,
-        error="it nests too deeply for this command to analyse")
+    return FileResult(new_source=source, mentions_api=mentions,
+                      error=_TOO_DEEP)
 
 
 def _scan_only(source: bytes) -> FileResult:

@@ -462,7 +462,7 @@ def scan_tree(intree: str, copy_other_files: bool,
       elif not item.is_file(follow_symlinks=False):
         mode = item.stat(follow_symlinks=False).st_mode
         plan.skipped.append((name, "{}, not a regular file; not "
-                                   "copied".format(_special_kind(mode))))
+                                   "copied".format(special_kind(mode))))
       elif item.name.endswith((".py", notebook_lib.SUFFIX)):
         with open(item.path, "rb") as f:
           data = f.read()
@@ -481,7 +481,8 @@ def scan_tree(intree: str, copy_other_files: bool,
   return plan
 
 
-def _special_kind(mode: int) -> str:
+def special_kind(mode: int) -> str:
+  """`a FIFO (named pipe)`, `a socket`, `a device file`..."""
   if stat.S_ISFIFO(mode):
     return "a FIFO (named pipe)"
   if stat.S_ISSOCK(mode):
@@ -571,11 +572,22 @@ class Commit:
     self._undo: List[Callable[[], None]] = []
     self._renames: List[Tuple[str, str]] = []
     self._moves_into: Optional[Tuple[str, str]] = None
+    self._writes: List[Tuple[int, bytes]] = []
 
   def abort(self) -> None:
     for undo in reversed(self._undo):
       undo()
     self._undo = []
+
+  def _makedirs(self, directory: str) -> None:
+    """`os.makedirs`; `abort` removes the directories it made."""
+    missing = []
+    while directory and not os.path.isdir(directory):
+      missing.append(directory)
+      directory = os.path.dirname(directory)
+    for path in reversed(missing):
+      os.mkdir(path)
+      self._undo.append(lambda path=path: _rmdir(path))
 
   def stage_tree(self, plan: Plan, outtree: str,
                  extra: Optional[Dict[str, bytes]] = None) -> None:
@@ -590,7 +602,7 @@ class Commit:
     outtree = os.path.abspath(outtree)
     parent = os.path.dirname(outtree)
     try:
-      os.makedirs(parent, exist_ok=True)
+      self._makedirs(parent)
       stage = tempfile.mkdtemp(
           prefix=".{}.contrib-mp-upgrade-".format(os.path.basename(outtree)),
           dir=parent)
@@ -647,11 +659,29 @@ class Commit:
 
   def stage_file(self, data: bytes, path: str, flag: str,
                  mode_from: Optional[str] = None) -> None:
-    """Writes `data` to a temporary file beside `path`."""
+    """Writes `data` to a temporary file beside `path`.
+
+    A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`) is
+    written to at the end instead: renaming over it would replace it.
+    """
+    if os.path.exists(path) and not (os.path.isfile(path) or
+                                     os.path.isdir(path)):
+      try:
+        # Opened now, without waiting: a FIFO nobody reads is an error
+        # here, not a wait at the end with Ctrl-C held.
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+        os.set_blocking(fd, True)
+      except OSError as e:
+        self.abort()
+        raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
+                    "choose a writable path.")
+      self._undo.append(lambda: os.close(fd))
+      self._writes.append((fd, data))
+      return
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
     try:
-      os.makedirs(directory, exist_ok=True)
+      self._makedirs(directory)
       fd, temp = tempfile.mkstemp(
           prefix=".{}.".format(os.path.basename(path)),
           suffix=".contrib-mp-upgrade", dir=directory)
@@ -679,6 +709,16 @@ class Commit:
       os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
           temp, path)
     self._undo = []
+    for fd, data in self._writes:
+      with open(fd, "wb") as f:
+        f.write(data)
+
+
+def _rmdir(path: str) -> None:
+  try:
+    os.rmdir(path)
+  except OSError:
+    pass
 
 
 def _remove(path: str) -> None:
