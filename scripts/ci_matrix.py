@@ -8,17 +8,24 @@ An environment's TensorFlow version is read from the `tensorflow-cpu==` (or,
 for TensorFlow's next release, `tf-nightly==`) pin of its requirements file,
 so nothing can name a version CI does not install.
 
-Standard library only (Python 3.11+ for `tomllib`); it never imports
-TensorFlow or the package.
+Standard library only (`tomllib`; on Python 3.9 and 3.10, which lack it, its
+forerunner `tomli`, which pytest brings); it never imports TensorFlow or the
+package.
 
   python scripts/ci_matrix.py   # prints the environments, one per line
 """
+
+from __future__ import annotations  # `str | None` on Python 3.9.
 
 import dataclasses
 import os
 import re
 import sys
-import tomllib
+
+try:
+  import tomllib
+except ImportError:  # Python < 3.11: the tests of the Python 3.9 chroot.
+  import tomli as tomllib
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MATRIX_FILE = os.path.join("requirements", "environments.toml")
