@@ -320,7 +320,7 @@ class MatrixFileTest(parameterized.TestCase):
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, full suite) |"])
+                           "CI (2.21.0 on Python 3.11, core suite) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
