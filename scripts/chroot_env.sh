@@ -106,9 +106,20 @@ enter() {
     inner_env+=(SSL_CERT_FILE="$ca" PIP_CERT="$ca" REQUESTS_CA_BUNDLE="$ca")
   fi
   # unshare: the mounts live in a namespace of their own, gone with it.
+  # In the background, so that a signal to this script reaches it (bash
+  # runs a trap only once its foreground command ends).
   unshare --mount --propagation private bash -c "$INNER" inner "$root" \
       "$tmp" "$chdir" "${#binds[@]}" "${binds[@]}" "${#inner_env[@]}" \
-      "${inner_env[@]}" "${#envs[@]}" "${envs[@]}" "$@"
+      "${inner_env[@]}" "${#envs[@]}" "${envs[@]}" "$@" <&0 &
+  local child=$! status=0
+  trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT HUP
+  wait "$child" || status=$?
+  # A signal ends `wait` early: wait for the command's own exit.
+  while kill -0 "$child" 2>/dev/null; do
+    wait "$child" || status=$?
+  done
+  trap - TERM INT HUP
+  return "$status"
 }
 
 # The part of `enter` inside the private mount namespace. Not a heredoc fed
@@ -127,8 +138,6 @@ cleanup() {
   done
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 mnt() {  # mnt TARGET MOUNT-ARGS...
   local target="$1"; shift
   mkdir -p "$target"
@@ -144,10 +153,15 @@ for b in "${binds[@]}"; do
   mnt "$root$b" --bind "$b"
 done
 cd "$root"
-# No exec: the trap must run after the command.
-status=0
+# In the background, so that a signal ends it and then the trap unmounts.
 chroot "$root" /usr/bin/env -i "${inner_env[@]}" "${envs[@]}" \
-  /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$chdir" "$@" || status=$?
+  /bin/sh -c 'cd "$1" && shift && exec "$@"' sh "$chdir" "$@" <&0 &
+child=$! status=0
+trap 'kill -TERM "$child" 2>/dev/null || true' TERM INT HUP
+wait "$child" || status=$?
+while kill -0 "$child" 2>/dev/null; do
+  wait "$child" || status=$?
+done
 exit "$status"
 INNER
 
