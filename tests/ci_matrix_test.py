@@ -341,7 +341,7 @@ class MatrixFileTest(parameterized.TestCase):
       ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
        '[env.tf216]\nsuite = "nightly"',
        "environment 'tf216' has suite 'nightly'; expected one of "
-       "['core', 'full']"),
+       "['core', 'core_horovod', 'full']"),
       ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
        "tf220.txt must pin `tensorflow-cpu==X.Y.Z` (or "
        "`tf-nightly==X.Y.Z.devN`) exactly once; found no pin"),
