@@ -240,7 +240,8 @@ class NoxfileTest(parameterized.TestCase):
                   "validation", "policy_property", "ps_cluster",
                   "docs_snippets", "skip_decision", "applied_update",
                   "keras_fit")
-    for env in _CORE:
+    # Every suite but the full one: the core suite and its variants.
+    for env in [e for e in _MATRIX.environments if e.suite != "full"]:
       for name in core_tests:
         self.assertNotIn("tests/{}_test.py".format(name), env.exclude)
 
@@ -270,7 +271,7 @@ class MatrixFileTest(parameterized.TestCase):
                       text)
 
   def test_minor_without_environment_is_not_marked_tested(self):
-    _edit(self.toml, '[env.tf217]\nsuite = "core"\n', "")
+    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
@@ -284,11 +285,11 @@ class MatrixFileTest(parameterized.TestCase):
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
-                  "on Python 3.11, core suite) |", proc.stdout)
+                  "on Python 3.11, middle suite) |", proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
     self.assertEqual(self._gen_table("--check").returncode, 0)
-    _edit(self.toml, '[env.tf219]\nsuite = "core"', '[env.tf219]\nsuite = '
+    _edit(self.toml, '[env.tf219]\nsuite = "middle"', '[env.tf219]\nsuite = '
           '"full"')
     proc = self._gen_table("--check")
     self.assertEqual(proc.returncode, 1)
@@ -341,7 +342,7 @@ class MatrixFileTest(parameterized.TestCase):
       ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
        '[env.tf216]\nsuite = "nightly"',
        "environment 'tf216' has suite 'nightly'; expected one of "
-       "['core', 'core_horovod', 'full']"),
+       "['core', 'core_horovod', 'full', 'middle']"),
       ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
        "tf220.txt must pin `tensorflow-cpu==X.Y.Z` (or "
        "`tf-nightly==X.Y.Z.devN`) exactly once; found no pin"),
