@@ -6,17 +6,23 @@ Run it with `scripts/run_tests.sh`, which installs nox (requirements/nox.txt)
 into a cached virtualenv and translates its options into the variables below.
 
 Sessions:
-  tests(tfNNN)  one per environment of requirements/environments.toml: a
-                virtualenv from requirements/tfNNN.txt, the package installed
-                from a wheel built once per run, then pytest (the full or the
-                core suite) from an empty directory, so a packaging mistake
-                fails the run.
+  tests(NAME)   one per environment of requirements/environments.toml on the
+                host's Python: a virtualenv from requirements/NAME.txt, the
+                package installed from a wheel built once per run, then
+                pytest (the full or the core suite) from an empty directory,
+                so a packaging mistake fails the run.
+  chroot_tests(NAME)
+                the same for an environment on another Python: in a Debian
+                chroot that scripts/chroot_env.sh builds (debootstrap) and
+                caches, with the same wheel and the repository's tests.
   bazel         `bazel build //...`, then `bazel test` on every target but
                 the tests `bazel_suite` excludes, with the TensorFlow of
                 `bazel_env` first on PATH.
 
 Virtualenvs live under $CMP_CACHE_DIR/nox/, outside the clone, and are reused
-until their requirements file or the interpreter changes.
+until their requirements file or the interpreter changes; chroots live under
+$CMP_CACHE_DIR/chroots/, until their lock file or scripts/chroot_env.sh
+changes.
 
 Environment variables (scripts/run_tests.sh sets them):
   CMP_CACHE_DIR       cache root (default: ~/.cache/contrib_mixed_precision)
@@ -59,7 +65,10 @@ if "{}.{}".format(*sys.version_info[:2]) != MATRIX.python:
            "to a Python {} for scripts/run_tests.sh.".format(
                MATRIX.python, sys.version.split()[0], MATRIX.python))
 
-_SESSION_OF = {e.name: "tests({})".format(e.name)
+_HOST_ENVS = [e for e in MATRIX.environments if not e.debian]
+_CHROOT_ENVS = [e for e in MATRIX.environments if e.debian]
+_SESSION_OF = {e.name: "{}({})".format(
+    "chroot_tests" if e.debian else "tests", e.name)
                for e in MATRIX.environments}
 _SESSION_OF["bazel"] = "bazel"
 if os.environ.get("CMP_ENVS"):
@@ -151,6 +160,11 @@ _WHEEL = []  # Built at most once per nox run, by the first session needing it.
 
 def _install_wheel(session):
   """Builds the package wheel (once per run) and installs it."""
+  session.install("--force-reinstall", "--no-deps", _build_wheel(session))
+
+
+def _build_wheel(session):
+  """Builds the package wheel, once per run; returns its path."""
   if not _WHEEL:
     out = pathlib.Path(tempfile.mkdtemp(prefix="cmp-wheel-"))
     atexit.register(shutil.rmtree, out, ignore_errors=True)
@@ -177,7 +191,7 @@ def _install_wheel(session):
                 "--no-build-isolation", "-w", str(out), str(src),
                 external=True)
     _WHEEL.extend(out.glob("contrib_mixed_precision-*.whl"))
-  session.install("--force-reinstall", "--no-deps", str(_WHEEL[0]))
+  return str(_WHEEL[0])
 
 
 def pytest_args(env, posargs):
@@ -230,13 +244,20 @@ def _junit_counts(junit):
                    if v or k == "passed")
 
 
+def _label(env):
+  """The environment as the summary names it."""
+  return "{} (TF {}{}, {} suite)".format(
+      env.name, env.tf_version,
+      ", Python {}".format(env.python) if env.debian else "", env.suite)
+
+
 @nox.session
 @nox.parametrize("env", [nox.param(e, id=e.name, tags=[e.name])
-                         for e in MATRIX.environments])
+                         for e in _HOST_ENVS])
 def tests(session, env):
   """pytest against the installed wheel, in one TensorFlow environment."""
   start = time.monotonic()
-  label = "{} (TF {}, {} suite)".format(env.name, env.tf_version, env.suite)
+  label = _label(env)
   status = "FAIL (setup failed; see above)"
   try:
     venv = _prepare_venv(session, env)
@@ -260,6 +281,78 @@ def tests(session, env):
       raise
     finally:
       session.chdir(REPO)
+      counts = _junit_counts(junit) or "pytest did not finish"
+      status = "{} ({})".format(status, counts)
+      shutil.rmtree(run_dir, ignore_errors=True)
+  finally:
+    _summarize("{}: {} [{:.0f}s]".format(label, status,
+                                         time.monotonic() - start))
+
+
+_CHROOT_ENV_SH = REPO / "scripts" / "chroot_env.sh"
+# Passed into a chroot when set here: how the tests behave under CI.
+_PASSED_INTO_CHROOT = ("CI", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED")
+
+
+def _chroot_run(session, root, args, run_env=(), chdir=None):
+  """Runs `args` in chroot `root`, the repository mounted at its path."""
+  command = ["bash", str(_CHROOT_ENV_SH), "run", root, "--bind", str(REPO)]
+  if chdir:
+    command += ["--chdir", str(chdir)]
+  for k in _PASSED_INTO_CHROOT:
+    if k in os.environ:
+      command += ["--env", "{}={}".format(k, os.environ[k])]
+  for k, v in run_env:
+    command += ["--env", "{}={}".format(k, v)]
+  session.run(*command, "--", *args, external=True)
+
+
+@nox.session(venv_backend="none")
+@nox.parametrize("env", [nox.param(e, id=e.name, tags=[e.name])
+                         for e in _CHROOT_ENVS])
+def chroot_tests(session, env):
+  """pytest against the installed wheel, in a chroot with another Python."""
+  start = time.monotonic()
+  label = _label(env)
+  status = "FAIL (setup failed; see above)"
+  try:
+    # The uv of requirements/nox.txt installs the lock, as for the host.
+    build_env = dict(os.environ, CMP_CACHE_DIR=str(CACHE),
+                     CMP_UV=str(pathlib.Path(sys.executable).with_name("uv")))
+    session.log("chroot for {}: Debian {}, Python {}".format(
+        env.name, env.debian, env.python))
+    proc = subprocess.run(
+        ["bash", str(_CHROOT_ENV_SH), "build", env.name, env.debian,
+         env.python, str(REPO / env.requirements)],
+        env=build_env, stdout=subprocess.PIPE, text=True, check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+      session.error("scripts/chroot_env.sh build {} failed (exit status "
+                    "{}); see above.".format(env.name, proc.returncode))
+    root = proc.stdout.strip().splitlines()[-1]
+    if os.environ.get("CMP_VENV_PATH_FILE"):
+      pathlib.Path(os.environ["CMP_VENV_PATH_FILE"]).write_text(root)
+    if os.environ.get("CMP_SETUP_ONLY") == "1":
+      status = root
+      return
+    wheel = _build_wheel(session)
+    # The wheel lies in the temporary directory, which the chroot shares.
+    _chroot_run(session, root, ["python", "-m", "pip", "install", "-q",
+                                "--no-index", "--force-reinstall",
+                                "--no-deps", wheel])
+    run_dir = pathlib.Path(tempfile.mkdtemp(prefix="cmp-pytest-"))
+    junit = run_dir / "junit.xml"
+    try:
+      _chroot_run(
+          session, root,
+          ["python", "-m", "pytest", "--junitxml=" + str(junit),
+           *pytest_args(env, session.posargs)],
+          run_env=[("CMP_TEST_ENV", env.name), ("CMP_EXPECT_INSTALLED", "1")],
+          chdir=run_dir)
+      status = "PASS"
+    except BaseException:
+      status = "FAIL"
+      raise
+    finally:
       counts = _junit_counts(junit) or "pytest did not finish"
       status = "{} ({})".format(status, counts)
       shutil.rmtree(run_dir, ignore_errors=True)

@@ -96,8 +96,9 @@ setup(
         "Intended Audience :: Science/Research",
         "Programming Language :: Python :: 3",
     ] + [
+        # Only the versions CI runs; python_requires admits the whole range.
         "Programming Language :: Python :: " + v
-        for v in _VERSION["SUPPORTED_PYTHON_VERSIONS"]
+        for v in _VERSION["CI_PYTHON_VERSIONS"]
     ] + [
         "Topic :: Scientific/Engineering :: Artificial Intelligence",
     ],

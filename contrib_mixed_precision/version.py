@@ -52,3 +52,9 @@ SUPPORTED_PYTHON_VERSIONS = tuple(
     "3.{}".format(minor)
     for minor in range(_as_tuple(MIN_PYTHON_VERSION)[1],
                        _as_tuple(MAX_PYTHON_VERSION)[1] + 1))
+
+# The Python versions CI runs (the `python` of the environments in
+# requirements/environments.toml; tests/version_test.py checks that they
+# agree). setup.py names them, and only them, in the wheel's classifiers:
+# Python 3.10 and 3.12 are inside the range but untested.
+CI_PYTHON_VERSIONS = ("3.9", "3.11", "3.13")

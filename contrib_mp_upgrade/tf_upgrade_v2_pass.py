@@ -120,9 +120,13 @@ def _fstring_debug_line(source: str, node: ast.JoinedStr) -> Optional[int]:
             isinstance(before.value, str) and
             isinstance(field, ast.FormattedValue)):
       continue
-    text = ast.get_source_segment(source, field.value)
-    if text and before.value.rstrip().endswith("="):
-      if "".join(before.value.split()).endswith("".join(text.split()) + "="):
+    # Python 3.9 misplaces the nodes inside an f-string, so their source
+    # segment is wrong there: the unparsed expression is tried too.
+    texts = {ast.get_source_segment(source, field.value),
+             ast.unparse(field.value)} - {None}
+    if before.value.rstrip().endswith("="):
+      squeezed = "".join(before.value.split())
+      if any(squeezed.endswith("".join(t.split()) + "=") for t in texts):
         return field.lineno
   return None
 

@@ -8,7 +8,10 @@ versions of each TensorFlow in `contrib_mixed_precision/version.py`, and what
 CI runs in the matrix, `requirements/environments.toml` (read by
 `scripts/ci_matrix.py`, as `noxfile.py` reads it). A row says "tested in CI"
 only when the matrix has an environment for that TensorFlow, and quotes the
-version its requirements file pins.
+version its requirements file pins and the Python it runs on; the row of
+releases after the range names the tf-nightly pin, if an environment runs
+one. The Python versions of the range that no environment runs are named
+untested.
 
 The table, and the paragraph naming the tests the core suite leaves out, sit
 between the `<!-- compat-table:start -->` and `<!-- compat-table:end -->`
@@ -69,21 +72,32 @@ def table_rows(version_module, matrix):
     matrix: The CI matrix, from `ci_matrix.load`.
 
   Returns:
-    One row per TensorFlow minor version in the supported range, newest
-    first, framed by a row for newer and a row for older versions.
+    (TensorFlow, Python, Python in CI, status) rows: one per TensorFlow minor
+    version in the supported range, newest first, framed by a row for newer
+    and a row for older versions.
 
   Raises:
     ValueError: if the range spans major versions, or an environment of the
-      matrix tests a TensorFlow outside it.
+      matrix tests a TensorFlow release outside it, or a nightly inside it.
   """
   low = _major_minor(version_module["MIN_TF_VERSION"])
   high = _major_minor(version_module["MAX_TF_VERSION"])
   if low[0] != high[0]:
     raise ValueError("The supported range {}..{} spans major versions; teach "
                      "this script to list them.".format(low, high))
-  tested = {}
+  tested, nightlies = {}, []
   for env in matrix.environments:
     mm = _major_minor(env.tf_version)
+    if env.prerelease:
+      # A nightly is the next release: it belongs after the range.
+      if mm < high:
+        raise ValueError(
+            "{} tests {} {}, a nightly inside the supported range {}; a "
+            "nightly is for the release after it.".format(
+                env.requirements, env.tf_package, env.tf_version,
+                version_module["TF_REQUIREMENT_RANGE"]))
+      nightlies.append(env)
+      continue
     if not low <= mm < high:
       raise ValueError(
           "{} tests TensorFlow {}, outside the supported range {}.".format(
@@ -92,38 +106,77 @@ def table_rows(version_module, matrix):
     tested.setdefault(mm, []).append(env)
   pythons = version_module["TF_PYTHON_VERSIONS"]
 
+  def ci_pythons(envs):
+    return ", ".join(sorted({e.python for e in envs}, key=_as_tuple))
+
+  def runs(envs, package=False):
+    return "; ".join(
+        "{}{} on Python {}, {} suite{}".format(
+            e.tf_package + " " if package else "", e.tf_version, e.python,
+            e.suite, " " + e.note if e.note else "")
+        for e in envs)
+
   major = low[0]
-  rows = [(">= {}.{}".format(*high), "", "untested: imports with a warning")]
+  if nightlies:
+    newer = "imports with a warning; tested in CI ({})".format(
+        runs(nightlies, package=True))
+  else:
+    newer = "untested: imports with a warning"
+  rows = [(">= {}.{}".format(*high), "", ci_pythons(nightlies), newer)]
   for minor in range(high[1] - 1, low[1] - 1, -1):
     key = "{}.{}".format(major, minor)
-    envs = tested.get((major, minor))
+    envs = tested.get((major, minor), [])
     if envs:
-      status = "supported, tested in CI ({})".format("; ".join(
-          "{}, {} suite{}".format(e.tf_version, e.suite,
-                                  " " + e.note if e.note else "")
-          for e in envs))
+      status = "supported, tested in CI ({})".format(runs(envs))
     else:
       status = "supported, not tested in CI"
     python = "{}-{}".format(*pythons[key]) if key in pythons else "?"
-    rows.append((key, python, status))
-  rows.append(("< {}.{}".format(*low), "", "not supported: ImportError"))
+    rows.append((key, python, ci_pythons(envs), status))
+  rows.append(("< {}.{}".format(*low), "", "", "not supported: ImportError"))
   return rows
+
+
+def _as_tuple(version):
+  return tuple(int(x) for x in version.split("."))
+
+
+def untested_pythons(version_module, matrix):
+  """The Python versions of the supported range that no environment runs."""
+  return [p for p in version_module["SUPPORTED_PYTHON_VERSIONS"]
+          if p not in matrix.pythons]
+
+
+def _and(items):
+  items = list(items)
+  return (", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1
+          else "".join(items))
 
 
 def render_table(version_module, matrix):
   """Returns the markdown table and its notes (no markers), ending with a newline."""
   lines = [
-      "| TensorFlow | Python | contrib_mixed_precision {} |".format(
-          version_module["__version__"]),
-      "| --- | --- | --- |",
+      "| TensorFlow | Python | Python in CI | contrib_mixed_precision {} |"
+      .format(version_module["__version__"]),
+      "| --- | --- | --- | --- |",
   ]
-  lines += ["| {} | {} | {} |".format(*row)
+  lines += ["| {} | {} | {} | {} |".format(*row)
             for row in table_rows(version_module, matrix)]
-  notes = [
-      "",
-      "Python: the versions that TensorFlow publishes wheels for. CI builds "
-      "every environment with Python {} only.".format(matrix.python),
-  ]
+  chroots = ["Python {} in a Debian {} chroot".format(p, d) for p, d in
+             sorted({(e.python, e.debian) for e in matrix.environments
+                     if e.debian}, key=lambda pd: _as_tuple(pd[0]))]
+  untested = untested_pythons(version_module, matrix)
+  python_note = (
+      "Python: the versions that TensorFlow publishes wheels for; \"Python "
+      "in CI\", those that CI runs that TensorFlow on. CI runs every "
+      "environment on Python {}{}.".format(
+          matrix.python,
+          ", except {}".format(_and(chroots)) if chroots else ""))
+  if untested:
+    python_note += (" Python {} {} inside the range, but no CI environment "
+                    "runs {}: untested.".format(
+                        _and(untested), "are" if len(untested) > 1 else "is",
+                        "them" if len(untested) > 1 else "it"))
+  notes = ["", python_note]
   for name, description in matrix.suites.items():
     excluded = sorted({t for e in matrix.environments if e.suite == name
                        for t in e.exclude})

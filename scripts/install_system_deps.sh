@@ -7,6 +7,8 @@
 # Idempotent: it does nothing when everything is already there. Needs root (or
 # sudo) only when something is missing. Today that is:
 #   * bazel (Debian's `bazel-bootstrap`, Bazel 4.2.3), for `bazel test //...`;
+#   * debootstrap, which builds the Debian chroots of the environments on
+#     another Python (scripts/chroot_env.sh; Python 3.9 and 3.13);
 #   * python3-venv is NOT needed: run_tests.sh uses the `python3` on PATH.
 set -euo pipefail
 
@@ -14,7 +16,8 @@ if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   cat <<'USAGE'
 Usage: scripts/install_system_deps.sh
 
-Installs the Debian packages the tests need (bazel-bootstrap) with apt-get,
+Installs the Debian packages the tests need (bazel-bootstrap, debootstrap,
+and cmake, g++ and make for Horovod) with apt-get,
 non-interactively. Does nothing when they are already installed.
 USAGE
   exit 0
@@ -24,6 +27,9 @@ log() { echo "[install_system_deps] $*" >&2; }
 
 PACKAGES=()
 command -v bazel >/dev/null 2>&1 || PACKAGES+=(bazel-bootstrap)
+# /usr/sbin may be missing from a non-root PATH: look there too.
+command -v debootstrap >/dev/null 2>&1 || [[ -x /usr/sbin/debootstrap ]] \
+  || PACKAGES+=(debootstrap)
 
 # ---- Horovod build (scripts/extra_setup_tf215.sh, issue 5 part 5) ----------
 # Horovod 0.28.1 has no wheels: it compiles against the TF 2.15 venv's

@@ -24,8 +24,10 @@ environment whose core suite leaves them out.
 
 Options:
   --env NAMES     comma-separated subset of the environments (tf215 ...
-                  tf221) and `bazel`; default: all. `python3
-                  scripts/ci_matrix.py` lists them.
+                  tf221, tf215_py39, tf221_py313, tf_nightly) and `bazel`;
+                  default: all. `python3 scripts/ci_matrix.py` lists them.
+                  tf215_py39 and tf221_py313 run in Debian chroots
+                  (scripts/chroot_env.sh; needs root).
   --setup-only    create/refresh the virtualenvs and print their paths
   --venv-path ENV print the virtualenv path of ENV (creating it if missing)
   -k EXPR         pass `-k EXPR` to pytest (select tests by name)
@@ -35,7 +37,7 @@ Environment:
   CMP_CACHE_DIR   where virtualenvs and built wheels are cached
                   (default: ~/.cache/contrib_mixed_precision)
   PYTHON          the Python 3.11 that runs nox and makes the virtualenvs
-                  (default: python3)
+                  (default: python3); the chroots bring their own
 
 Exit status is non-zero if any environment failed.
 EOF
@@ -60,7 +62,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-want="$(sed -nE 's/^python = "([0-9.]+)".*/\1/p' \
+# The top-level `python`, before the first table (an environment's own
+# `python` is the Python of its chroot).
+want="$(sed -nE '/^\[/q; s/^python = "([0-9.]+)".*/\1/p' \
         "$REPO/requirements/environments.toml")"
 have="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 if [[ "$have" != "$want" ]]; then

@@ -115,17 +115,31 @@ def _edit(path, old, new):
 
 class NoxfileTest(parameterized.TestCase):
 
+  def setUp(self):
+    super().setUp()
+    python = "{}.{}".format(*sys.version_info[:2])
+    if python != _MATRIX.python:
+      # noxfile.py refuses any Python but the host's; the host's own
+      # environments run these tests.
+      self.skipTest("noxfile.py runs on Python {} only; this is Python "
+                    "{}.".format(_MATRIX.python, python))
+
   def test_one_tests_session_per_environment_of_the_matrix(self):
     rc, out = _run_noxfile()
     self.assertEqual(rc, 0, msg=out)
+    # The host's Python in nox's virtualenvs, the others in chroots.
     self.assertEqual(out["registered"]["tests"],
                      [[e.name, [e.name], e.name]
-                      for e in _MATRIX.environments])
+                      for e in _MATRIX.environments if not e.debian])
+    self.assertEqual(out["registered"]["chroot_tests"],
+                     [[e.name, [e.name], e.name]
+                      for e in _MATRIX.environments if e.debian])
     self.assertIn("bazel", out["registered"])
     self.assertIsNone(out["sessions"])  # No CMP_ENVS: nox runs them all.
 
   @parameterized.parameters(
-      [(e.name, "tests({})".format(e.name)) for e in _MATRIX.environments] +
+      [(e.name, "{}({})".format("chroot_tests" if e.debian else "tests",
+                                e.name)) for e in _MATRIX.environments] +
       [("bazel", "bazel")])
   def test_env_option_selects_each_environment(self, name, session):
     rc, out = _run_noxfile(cmp_envs=name)
@@ -226,7 +240,8 @@ class NoxfileTest(parameterized.TestCase):
                   "validation", "policy_property", "ps_cluster",
                   "docs_snippets", "skip_decision", "applied_update",
                   "keras_fit")
-    for env in _CORE:
+    # Every suite but the full one: the core suite and its variants.
+    for env in [e for e in _MATRIX.environments if e.suite != "full"]:
       for name in core_tests:
         self.assertNotIn("tests/{}_test.py".format(name), env.exclude)
 
@@ -252,14 +267,16 @@ class MatrixFileTest(parameterized.TestCase):
       with open(os.path.join(_REPO, env.requirements)) as f:
         text = f.read()
       with self.subTest(env=env.name):
-        self.assertIn("\ntensorflow-cpu=={}\n".format(env.tf_version), text)
+        self.assertIn("\n{}=={}\n".format(env.tf_package, env.tf_version),
+                      text)
 
   def test_minor_without_environment_is_not_marked_tested(self):
-    _edit(self.toml, '[env.tf217]\nsuite = "core"\n', "")
+    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
-    self.assertEqual(row, ["| 2.17 | 3.9-3.12 | supported, not tested in CI |"])
+    self.assertEqual(
+        row, ["| 2.17 | 3.9-3.12 |  | supported, not tested in CI |"])
     self.assertNotIn("2.17.1", proc.stdout)
 
   def test_table_quotes_the_pinned_version(self):
@@ -267,16 +284,51 @@ class MatrixFileTest(parameterized.TestCase):
     _edit(req, "\ntensorflow-cpu==2.18.1\n", "\ntensorflow-cpu==2.18.0\n")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
-    self.assertIn("| 2.18 | 3.9-3.12 | supported, tested in CI (2.18.0, core "
-                  "suite) |", proc.stdout)
+    self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
+                  "on Python 3.11, middle suite) |", proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
     self.assertEqual(self._gen_table("--check").returncode, 0)
-    _edit(self.toml, '[env.tf219]\nsuite = "core"', '[env.tf219]\nsuite = '
+    _edit(self.toml, '[env.tf219]\nsuite = "middle"', '[env.tf219]\nsuite = '
           '"full"')
     proc = self._gen_table("--check")
     self.assertEqual(proc.returncode, 1)
     self.assertIn("stale", proc.stderr)
+
+  def test_nightly_row_names_the_pin_only_when_an_environment_runs_it(self):
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    nightly = _MATRIX.get("tf_nightly")
+    row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
+    self.assertEqual(row, [
+        "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
+        "(tf-nightly {} on Python 3.11, core suite) |".format(
+            nightly.tf_version)])
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"', "")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
+    self.assertEqual(row, ["| >= 2.22 |  |  | untested: imports with a "
+                           "warning |"])
+    self.assertNotIn("nightly", proc.stdout)
+
+  def test_python_without_environment_is_named_untested(self):
+    _edit(self.toml, '[env.tf221_py313]\nsuite = "full"\npython = "3.13"\n'
+          'debian = "trixie"\n', "")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    self.assertIn("Python 3.10, 3.12 and 3.13 are inside the range, but no "
+                  "CI environment runs them: untested.", proc.stdout)
+    row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
+    self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
+                           "CI (2.21.0 on Python 3.11, core suite) |"])
+
+  def test_nightly_inside_the_supported_range_is_refused(self):
+    req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
+    _edit(req, "\ntf-nightly==2.23.0.dev", "\ntf-nightly==2.21.0.dev")
+    proc = self._gen_table("--print")
+    self.assertEqual(proc.returncode, 2)
+    self.assertIn("a nightly inside the supported range", proc.stderr)
 
   def test_environment_outside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf215.txt")
@@ -290,13 +342,23 @@ class MatrixFileTest(parameterized.TestCase):
       ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
        '[env.tf216]\nsuite = "nightly"',
        "environment 'tf216' has suite 'nightly'; expected one of "
-       "['core', 'full']"),
+       "['core', 'core_horovod', 'full', 'middle']"),
       ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
-       "tf220.txt must pin `tensorflow-cpu==X.Y.Z` exactly once; found no "
-       "pin"),
+       "tf220.txt must pin `tensorflow-cpu==X.Y.Z` (or "
+       "`tf-nightly==X.Y.Z.devN`) exactly once; found no pin"),
       ("two_pins", "tf220.txt", "\ntensorflow-cpu==2.20.0\n",
        "\ntensorflow-cpu==2.20.0\ntensorflow_cpu==2.19.1\n",
-       "found ['2.20.0', '2.19.1']"),
+       "found ['tensorflow-cpu==2.20.0', 'tensorflow_cpu==2.19.1']"),
+      ("nightly_and_release", "tf_nightly.txt", "\ntf-nightly==",
+       "\ntensorflow-cpu==2.21.0\ntf-nightly==",
+       "found ['tensorflow-cpu==2.21.0', 'tf-nightly=="),
+      ("nightly_not_dev", "tf_nightly.txt", "\ntf-nightly==2.23.0.dev20261026",
+       "\ntf-nightly==2.23.0", "pins tf-nightly==2.23.0; a nightly is a "
+       "`.devN` build"),
+      ("other_python_without_chroot", "toml",
+       'python = "3.13"\ndebian = "trixie"\n', 'python = "3.13"\n',
+       "environment 'tf221_py313' runs Python 3.13, not the host's 3.11: "
+       "name the Debian suite that ships it"),
       ("bad_bazel_env", "toml", 'bazel_env = "tf221"',
        'bazel_env = "tf222"', "bazel_env 'tf222' is not one of the "
        "environments"),
@@ -318,6 +380,57 @@ class MatrixFileTest(parameterized.TestCase):
     self.assertEqual(proc.returncode, 2)
     self.assertIn(message, proc.stderr)
     self.assertEqual(proc.stdout, "")
+
+
+class ScriptsTest(absltest.TestCase):
+  """scripts/run_tests.sh and scripts/chroot_env.sh, where they refuse."""
+
+  def _tmpdir(self):
+    path = tempfile.mkdtemp()
+    self.addCleanup(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+  def _run(self, args, env=None):
+    return subprocess.run(args, capture_output=True, text=True, check=False,
+                          env=dict(os.environ, **(env or {})),
+                          stdin=subprocess.DEVNULL)
+
+  def test_run_tests_names_the_host_python_when_refusing_another(self):
+    # The environments' own `python = "3.9"` lines must not be read as the
+    # host's Python.
+    fake = os.path.join(self._tmpdir(), "python")
+    with open(fake, "w") as f:
+      f.write("#!/bin/sh\necho 3.10\n")
+    os.chmod(fake, 0o755)
+    proc = self._run([os.path.join(_REPO, "scripts", "run_tests.sh")],
+                     env={"PYTHON": fake})
+    self.assertEqual(proc.returncode, 2, msg=proc.stderr)
+    self.assertEqual(
+        proc.stderr,
+        "run_tests.sh: the matrix is built with Python {0}, but PYTHON={1} "
+        "is Python 3.10. Set PYTHON to a Python {0}.\n".format(
+            _MATRIX.python, fake))
+
+  def test_chroot_env_refuses_a_directory_that_is_no_built_root(self):
+    tmp = self._tmpdir()
+    proc = self._run(["bash", os.path.join(_REPO, "scripts", "chroot_env.sh"),
+                      "run", tmp, "--", "true"])
+    self.assertEqual(proc.returncode, 2)
+    if os.getuid() == 0:
+      self.assertIn("{} is not a complete root".format(tmp),
+                    proc.stderr)
+    else:
+      self.assertIn("needs root", proc.stderr)
+
+  def test_chroot_env_refuses_a_missing_lock_file(self):
+    if os.getuid() != 0:
+      self.skipTest("chroot_env.sh build needs root")
+    proc = self._run(
+        ["bash", os.path.join(_REPO, "scripts", "chroot_env.sh"), "build",
+         "tf221_py313", "trixie", "3.13", "/nonexistent/lock.txt"],
+        env={"CMP_CACHE_DIR": self._tmpdir()})
+    self.assertEqual(proc.returncode, 2)
+    self.assertIn("no lock file '/nonexistent/lock.txt'", proc.stderr)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import textwrap
 import warnings
 
 from absl.testing import parameterized
+from packaging import version as packaging_version
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -174,12 +175,38 @@ class ImportCheckTest(tf.test.TestCase, parameterized.TestCase):
     self.assertEqual(ours[0][0], "UserWarning")
     self.assertIn("2.30.0", ours[0][1])
 
-  def test_supported_tensorflow_imports_without_warning(self):
+  def test_installed_tensorflow_imports_as_the_range_says(self):
+    # CI's tf_nightly environment installs the next release, after the
+    # range: there the real import warns once, naming it; in the range, the
+    # import is silent. Release tuples, as a nightly (2.23.0.dev2026...) is
+    # 2.23 for the range.
+    release = packaging_version.parse(tf.__version__).release
+    supported = (
+        packaging_version.parse(version.MIN_TF_VERSION).release <= release <
+        packaging_version.parse(version.MAX_TF_VERSION).release)
     result = self._run_python(_IMPORT_AND_REPORT.format(module=_PACKAGE))
-    self.assertEqual(self._our_warnings(result), [])
+    ours = self._our_warnings(result)
+    if supported:
+      self.assertEqual(ours, [])
+    else:
+      self.assertLen(ours, 1, msg=ours)
+      self.assertEqual(ours[0][0], "UserWarning")
+      self.assertIn("TensorFlow {} is installed".format(tf.__version__),
+                    ours[0][1])
+      self.assertIn(version.MAX_TF_VERSION, ours[0][1])
 
-  @parameterized.parameters("2.15.0", "2.15.0rc1", "2.15.1", "2.21.9",
-                            tf.__version__)
+  @parameterized.parameters("2.22.0.dev20261001", "2.23.0.dev20261026",
+                            "2.22.0rc0")
+  def test_check_warns_for_a_build_of_the_next_release(self, tf_version):
+    # A nightly or a release candidate of 2.22 sorts before 2.22.0, but it is
+    # not a TensorFlow the range was tested with.
+    with warnings.catch_warnings(record=True) as caught:
+      warnings.simplefilter("always")
+      _tf_compat._check_tensorflow(tf_version)  # pylint: disable=protected-access
+    self.assertLen(caught, 1)
+    self.assertIn(tf_version, str(caught[0].message))
+
+  @parameterized.parameters("2.15.0", "2.15.0rc1", "2.15.1", "2.21.9")
   def test_check_accepts_supported_versions(self, tf_version):
     with warnings.catch_warnings(record=True) as caught:
       warnings.simplefilter("always")

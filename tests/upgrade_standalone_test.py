@@ -104,7 +104,7 @@ class StandaloneTest(absltest.TestCase):
     # The distribution, built from this source: both packages, no deps.
     source = os.path.join(self.tmp, "src")
     os.mkdir(source)
-    for name in ("setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
       shutil.copy(os.path.join(_REPO, name), source)
     for package in ("contrib_mixed_precision", "contrib_mp_upgrade"):
       shutil.copytree(os.path.join(_PACKAGE_ROOT, package),
@@ -114,6 +114,9 @@ class StandaloneTest(absltest.TestCase):
     proc = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
                  "--no-build-isolation", "-w", wheels, source])
     self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    # pip 25.1+ deprecates building without pyproject.toml's build system
+    # (the legacy `setup.py bdist_wheel`), and pip 25.3 refuses it.
+    self.assertNotIn("DEPRECATION", proc.stdout + proc.stderr)
     wheel, = glob.glob(os.path.join(wheels, "*.whl"))
 
     venv = os.path.join(self.tmp, "venv")

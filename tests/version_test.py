@@ -80,7 +80,8 @@ def _readme_table():
   """Parses the README's compatibility table.
 
   Returns:
-    (header line, {TensorFlow: status}, {TensorFlow: Python}).
+    (header line, {TensorFlow: status}, {TensorFlow: Python},
+     {TensorFlow: Python in CI}).
   """
   readme = _read("README.md")
   match = re.search(
@@ -91,12 +92,13 @@ def _readme_table():
   lines = [l.strip() for l in match.group(1).strip().splitlines()
            if l.startswith("|")]
   header, rows = lines[0], lines[2:]
-  table, pythons = {}, {}
+  table, pythons, ci_pythons = {}, {}, {}
   for row in rows:
     cells = [c.strip() for c in row.strip("|").split("|")]
     table[cells[0]] = cells[-1]
     pythons[cells[0]] = cells[1]
-  return header, table, pythons
+    ci_pythons[cells[0]] = [p for p in cells[2].split(", ") if p]
+  return header, table, pythons, ci_pythons
 
 
 class VersionTest(parameterized.TestCase):
@@ -171,12 +173,24 @@ class VersionTest(parameterized.TestCase):
                   kwargs["entry_points"]["console_scripts"])
     self.assertEqual(kwargs["long_description"], _read("README.md"))
 
+  def test_pyproject_declares_the_setuptools_build_backend(self):
+    # Without it pip builds with the legacy `setup.py bdist_wheel`, which it
+    # deprecates (and drops in pip 25.3). tomllib: Python 3.11+.
+    try:
+      import tomllib  # pylint: disable=g-import-not-at-top
+    except ImportError:
+      self.skipTest("tomllib needs Python 3.11+")
+    with open(os.path.join(_REPO, "pyproject.toml"), "rb") as f:
+      build = tomllib.load(f)["build-system"]
+    self.assertEqual(build["build-backend"], "setuptools.build_meta")
+    self.assertTrue(any(r.startswith("setuptools") for r in build["requires"]))
+
   def test_readme_table_header_names_version(self):
-    header, _, _ = _readme_table()
+    header, _, _, _ = _readme_table()
     self.assertIn(self.version["__version__"], header)
 
   def test_readme_table_rows_match_supported_range(self):
-    _, table, _ = _readme_table()
+    _, table, _, _ = _readme_table()
     low = tuple(int(x) for x in self.version["MIN_TF_VERSION"].split(".")[:2])
     high = tuple(int(x) for x in self.version["MAX_TF_VERSION"].split(".")[:2])
     expected_minors = ["{}.{}".format(low[0], m)
@@ -191,36 +205,90 @@ class VersionTest(parameterized.TestCase):
     self.assertIn("warning", table[">= {}.{}".format(*high)])
 
   def test_readme_table_marks_exactly_what_the_matrix_tests(self):
-    _, table, _ = _readme_table()
+    _, table, _, ci_pythons = _readme_table()
     matrix = _ci_matrix()["load"](_REPO)
+    newer = ">= {}.{}".format(*_as_tuple(self.version["MAX_TF_VERSION"])[:2])
     tested = {}
     for env in matrix.environments:
-      tested.setdefault(env.tf_minor, []).append(env)
-    for minor, envs in tested.items():
+      # A nightly is the release after the range: the row of newer ones.
+      row = newer if env.prerelease else env.tf_minor
+      tested.setdefault(row, []).append(env)
+    for row, envs in tested.items():
       for env in envs:
-        self.assertIn("tested in CI", table[minor])
-        self.assertIn("{}, {} suite".format(env.tf_version, env.suite),
-                      table[minor])
+        self.assertIn("tested in CI", table[row])
+        self.assertIn("{} on Python {}, {} suite".format(
+            env.tf_version, env.python, env.suite), table[row])
+      self.assertCountEqual(ci_pythons[row], {e.python for e in envs},
+                            msg=row)
     for tf_version, status in table.items():
       if tf_version not in tested:
-        self.assertNotIn("tested in CI (", status, msg=tf_version)
+        self.assertNotIn("tested in CI", status, msg=tf_version)
+        self.assertEqual(ci_pythons[tf_version], [], msg=tf_version)
 
   def test_matrix_runs_every_supported_minor(self):
     matrix = _ci_matrix()["load"](_REPO)
     low = _as_tuple(self.version["MIN_TF_VERSION"])[:2]
     high = _as_tuple(self.version["MAX_TF_VERSION"])[:2]
     supported = ["{}.{}".format(low[0], m) for m in range(low[1], high[1])]
-    self.assertCountEqual([e.tf_minor for e in matrix.environments],
-                          supported)
+    releases = [e for e in matrix.environments if not e.prerelease]
+    self.assertCountEqual({e.tf_minor for e in releases}, supported)
+    for env in releases:
+      # tfNNN[_pyNN] installs TF N.NN: a copied lock file with a stale pin
+      # fails.
+      self.assertEqual(
+          env.name, "tf" + env.tf_minor.replace(".", "") + (
+              "_py" + env.python.replace(".", "") if env.debian else ""),
+          msg="{} pins TensorFlow {} for Python {}".format(
+              env.requirements, env.tf_version, env.python))
     for env in matrix.environments:
-      # tfNNN installs TF N.NN: a copied lock file with a stale pin fails.
-      self.assertEqual(env.name, "tf" + env.tf_minor.replace(".", ""),
-                       msg="{} pins TensorFlow {}".format(env.requirements,
-                                                          env.tf_version))
-    self.assertEqual(
-        {e.suite for e in matrix.environments
-         if e.tf_minor in (supported[0], supported[-1])}, {"full"},
-        msg="The oldest and the newest TensorFlow run the full suite.")
+      if env.prerelease:
+        # The next release, after the range: it imports with a warning.
+        self.assertGreaterEqual(_as_tuple(env.tf_minor), high,
+                                msg=env.requirements)
+        self.assertEqual(env.name, "tf_nightly")
+    for minor in (supported[0], supported[-1]):
+      self.assertIn("full", [e.suite for e in releases
+                             if e.tf_minor == minor],
+                    msg="The oldest and the newest TensorFlow run the full "
+                    "suite.")
+
+  def test_matrix_runs_both_ends_of_the_python_range(self):
+    # The oldest Python with the oldest TensorFlow that has it, the newest
+    # with the newest, both with the full suite.
+    matrix = _ci_matrix()["load"](_REPO)
+    for python in (self.version["MIN_PYTHON_VERSION"],
+                   self.version["MAX_PYTHON_VERSION"]):
+      envs = [e for e in matrix.environments
+              if e.python == python and e.suite == "full"]
+      with self.subTest(python=python):
+        self.assertNotEmpty(envs, msg="No full-suite environment runs "
+                            "Python {}.".format(python))
+
+  def test_wheel_classifiers_name_the_pythons_ci_runs(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    self.assertEqual(tuple(self.version["CI_PYTHON_VERSIONS"]),
+                     matrix.pythons)
+    kwargs = _setup_kwargs()
+    listed = [c.rsplit(" :: ", 1)[1] for c in kwargs["classifiers"]
+              if re.match(r"^Programming Language :: Python :: 3\.\d+$", c)]
+    self.assertEqual(listed, list(matrix.pythons))
+
+  def test_readme_names_the_untested_pythons(self):
+    matrix = _ci_matrix()["load"](_REPO)
+    untested = [p for p in self.version["SUPPORTED_PYTHON_VERSIONS"]
+                if p not in matrix.pythons]
+    readme = _read("README.md")
+    table = readme[readme.index("<!-- compat-table:start -->"):
+                   readme.index("<!-- compat-table:end -->")]
+    note = [l for l in table.splitlines() if l.startswith("Python:")]
+    self.assertLen(note, 1)
+    if untested:
+      self.assertIn("untested", note[0])
+    for python in self.version["SUPPORTED_PYTHON_VERSIONS"]:
+      mentioned = re.search(r"\b{}\b".format(re.escape(python)), note[0])
+      with self.subTest(python=python):
+        if python in untested:
+          self.assertTrue(mentioned, msg=note[0])
 
   def test_python_range_derives_from_the_tensorflow_range(self):
     v = self.version
@@ -237,18 +305,14 @@ class VersionTest(parameterized.TestCase):
         [_as_tuple(p) for p in v["SUPPORTED_PYTHON_VERSIONS"]],
         [(3, m) for m in range(min(lows)[1], max(highs)[1] + 1)])
 
-  def test_setup_py_python_classifiers_match_version_py(self):
-    kwargs = _setup_kwargs()
-    listed = [c.rsplit(" :: ", 1)[1] for c in kwargs["classifiers"]
-              if re.match(r"^Programming Language :: Python :: 3\.\d+$", c)]
-    self.assertEqual(listed, list(self.version["SUPPORTED_PYTHON_VERSIONS"]))
-
   def test_matrix_python_runs_every_tested_tensorflow(self):
     matrix = _ci_matrix()["load"](_REPO)
     for env in matrix.environments:
+      if env.prerelease:
+        continue  # Outside the range: no entry in TF_PYTHON_VERSIONS.
       low, high = self.version["TF_PYTHON_VERSIONS"][env.tf_minor]
       with self.subTest(env=env.name):
-        self.assertBetween(_as_tuple(matrix.python), _as_tuple(low),
+        self.assertBetween(_as_tuple(env.python), _as_tuple(low),
                            _as_tuple(high))
 
   def test_readme_states_the_tested_python(self):
@@ -256,10 +320,11 @@ class VersionTest(parameterized.TestCase):
     readme = _read("README.md")
     quick_start = readme[readme.index("## Quick start"):
                          readme.index("## Install")]
-    self.assertIn("Python {}".format(matrix.python), quick_start)
+    for python in matrix.pythons:
+      self.assertIn("Python {}".format(python), quick_start)
     self.assertNotRegex(readme, r"Python 3\.\d+\+",
                         msg="Say which Python is tested, not a range.")
-    _, _, pythons = _readme_table()
+    _, _, pythons, _ = _readme_table()
     for minor, (low, high) in self.version["TF_PYTHON_VERSIONS"].items():
       self.assertEqual(pythons[minor], "{}-{}".format(low, high))
 
@@ -303,6 +368,12 @@ class VersionTest(parameterized.TestCase):
         [r for r in requires
          if r.name.startswith("tensorflow") and r.marker is None],
         msg="The wheel requires TensorFlow unconditionally.")
+    self.assertEqual(
+        [c.rsplit(" :: ", 1)[1] for c in dist.metadata.get_all("Classifier")
+         if re.match(r"^Programming Language :: Python :: 3\.\d+$", c)],
+        list(self.version["CI_PYTHON_VERSIONS"]))
+    self.assertEqual(dist.metadata["Requires-Python"],
+                     self.version["PYTHON_REQUIREMENT"])
     shipped = {str(f) for f in dist.files or []}
     self.assertIn("contrib_mixed_precision/__init__.py", shipped)
     self.assertFalse([f for f in shipped if f.startswith("tests/")],
