@@ -87,7 +87,7 @@ setup(
     extras_require=EXTRAS_REQUIRE,
     entry_points={
         "console_scripts": [
-            "contrib-mp-upgrade=contrib_mp_upgrade.cli:main",
+            "contrib-mp-upgrade=contrib_mp_upgrade.__main__:main",
         ],
     },
     classifiers=[

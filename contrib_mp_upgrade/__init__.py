@@ -50,12 +50,30 @@ rewrites sit under version checks or import fallbacks, and what is left to
 do by hand.
 """
 
-from contrib_mp_upgrade.cli import main
-from contrib_mp_upgrade.cli import Outcome
-from contrib_mp_upgrade.cli import run
-from contrib_mp_upgrade.rewrite import FileResult
-from contrib_mp_upgrade.rewrite import upgrade_source
-from contrib_mp_upgrade.tree import UpgradeError
+import importlib
+
+# Each public name, and the module that defines it. They are imported on
+# first use (PEP 562), so that the command's entry point can answer Ctrl-C
+# before libcst is imported.
+_EXPORTS = {
+    "FileResult": "contrib_mp_upgrade.rewrite",
+    "Outcome": "contrib_mp_upgrade.cli",
+    "UpgradeError": "contrib_mp_upgrade.tree",
+    "main": "contrib_mp_upgrade.cli",
+    "run": "contrib_mp_upgrade.cli",
+    "upgrade_source": "contrib_mp_upgrade.rewrite",
+}
+
+
+def __getattr__(name):
+  if name not in _EXPORTS:
+    raise AttributeError(
+        "module 'contrib_mp_upgrade' has no attribute {!r}".format(name))
+  return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+def __dir__():
+  return sorted(list(globals()) + list(_EXPORTS))
 
 __all__ = [
     "FileResult",

@@ -460,7 +460,7 @@ class PreCommitHookTest(absltest.TestCase):
     # The console script pre-commit installs calls `cli.main`, which
     # `python -m contrib_mp_upgrade` calls too.
     with open(os.path.join(_ROOT, "setup.py"), encoding="utf-8") as f:
-      self.assertIn('"contrib-mp-upgrade=contrib_mp_upgrade.cli:main"',
+      self.assertIn('"contrib-mp-upgrade=contrib_mp_upgrade.__main__:main"',
                     f.read())
     files = _pre_commit_files(self.work)
     self.assertEqual(files, ["bin/run_training", "nb/train.ipynb",

@@ -178,6 +178,39 @@ def _workers(pgid: int) -> list:
   return found
 
 
+def _catches(pid: int, signum: int) -> bool:
+  """Whether process `pid` has a handler for `signum` (its SigCgt mask)."""
+  try:
+    with open("/proc/{}/status".format(pid)) as f:
+      for line in f:
+        if line.startswith("SigCgt:"):
+          return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+  except OSError:
+    pass
+  return False
+
+
+class StartingTest(_CommandTest):
+
+  def test_ctrl_c_while_starting(self):
+    # Before the command's code is imported (libcst takes a few tenths of a
+    # second), Python's default handler printed a KeyboardInterrupt
+    # traceback. The entry point's first act is to catch SIGTERM too, which
+    # Python alone never does: from then on Ctrl-C must be clean.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _make_tree(root)
+      proc = self._start(root, tree)
+      self._wait_for(proc, lambda: _catches(proc.pid, signal.SIGTERM),
+                     "it handled signals")
+      proc.send_signal(signal.SIGINT)
+      _, err = proc.communicate(timeout=30)
+      err = err.decode()
+      self.assertEqual(proc.returncode, 130, err)
+      self.assertEqual(err.strip().splitlines(), [
+          "contrib-mp-upgrade: interrupted (SIGINT); nothing was written."])
+      self.assertEqual(sorted(os.listdir(root)), ["in"])
+
+
 class WorkerDiesTest(_CommandTest):
   """A worker killed from outside (the OOM killer) ends the run, cleanly.
 

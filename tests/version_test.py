@@ -169,7 +169,7 @@ class VersionTest(parameterized.TestCase):
         for d, _, files in os.walk(os.path.join(_REPO, top))
         if "__init__.py" in files)
     self.assertEqual(sorted(kwargs["packages"]), packages)
-    self.assertIn("contrib-mp-upgrade=contrib_mp_upgrade.cli:main",
+    self.assertIn("contrib-mp-upgrade=contrib_mp_upgrade.__main__:main",
                   kwargs["entry_points"]["console_scripts"])
     self.assertEqual(kwargs["long_description"], _read("README.md"))
 
