@@ -229,6 +229,19 @@ class NoxfileTest(parameterized.TestCase):
                         "test it meant runs after all.".format(
                             _CI_MATRIX["MATRIX_FILE"], test))
 
+  def test_core_variants_leave_out_what_the_core_suite_does(self):
+    # A test file added to the core suite's exclude list (a slow or upgrade
+    # test) must leave the variants too, unless a variant runs it by name.
+    core = set(next(e.exclude for e in _MATRIX.environments
+                    if e.suite == "core"))
+    runs_by_name = {"core_horovod": {"tests/horovod_test.py"}}
+    for env in [e for e in _MATRIX.environments
+                if e.suite not in ("full", "core")]:
+      with self.subTest(env=env.name):
+        missing = core - set(env.exclude) - runs_by_name.get(env.suite, set())
+        self.assertEqual(missing, set(), "suite {!r} runs what the core "
+                         "suite leaves out".format(env.suite))
+
   def test_core_suite_keeps_the_core_tests(self):
     # The package's own behaviour on every TF minor, including what the
     # issues ask to run on each: the threaded counter (policy_property), the
