@@ -452,7 +452,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   """
   args = parser().parse_intermixed_args(argv)
   if args.check or args.paths:
-    return check_lib.main(parser, argv)  # Reads only; its own exit status.
+    with tree.stop_on_signals():
+      try:
+        return check_lib.main(parser, argv)  # Reads only; its own status.
+      except tree.Interrupted as e:
+        print("{}: interrupted ({}); nothing was written.".format(PROG, e),
+              file=sys.stderr)
+        return 128 + e.signum
   progress = _show_progress if sys.stderr.isatty() else None
   with tree.stop_on_signals():
     try:

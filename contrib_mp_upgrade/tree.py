@@ -5,16 +5,19 @@
 A run has two phases. `scan_tree` and `scan_file` read every input and
 decide everything: what each file becomes, and what is skipped and why
 (dangling symbolic links, link loops, unreadable files, FIFOs). Nothing is
-written in that phase. `write_tree`, `write_inplace` and `write_file` then
-write the result so that a failure (a full disk, a read-only directory)
-leaves nothing behind:
+written in that phase. A `Commit` then writes the result so that a failure
+(a full disk, a read-only directory, a crash) or a signal (Ctrl-C, see
+`stop_on_signals`) leaves nothing behind:
 
 * a new tree is built in a temporary directory beside `--outtree` and
   renamed into place at the end, so `--outtree` either appears complete or
   does not appear, and a failed run can simply be run again;
 * in-place edits are first written to temporary files beside their
   targets, and only once all of them are written are they renamed over the
-  originals.
+  originals, with the stop signals held until the last rename.
+
+Worker processes for libcst are a `multiprocessing` pool that the parent
+terminates on Ctrl-C or on any error, and checks for a worker that died.
 
 This module needs only the standard library (and libcst, via `rewrite`).
 """
