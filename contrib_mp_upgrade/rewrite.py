@@ -615,14 +615,18 @@ def _scan_only(source: bytes) -> FileResult:
   if b"contrib" not in source and b"layers" not in source:
     try:
       compile(source, "<source>", "exec", ast.PyCF_ONLY_AST)
-    except (SyntaxError, ValueError) as e:
+    except SyntaxError as e:
+      return _newer_grammar(source, e, analyse=False)
+    except ValueError as e:
       return FileResult(new_source=source, error=_parse_error(source, e))
     except (RecursionError, MemoryError):
       pass  # Too deep for a parser, but there is nothing to convert.
     return FileResult(new_source=source)  # Nothing this command reports.
   try:
     tree = ast.parse(source)
-  except (SyntaxError, ValueError) as e:
+  except SyntaxError as e:
+    return _newer_grammar(source, e, analyse=True)
+  except ValueError as e:
     return FileResult(new_source=source, error=_parse_error(source, e))
   except (RecursionError, MemoryError):
     return FileResult(new_source=source)
@@ -630,6 +634,36 @@ def _scan_only(source: bytes) -> FileResult:
   return FileResult(new_source=source, other_contrib=found.other_contrib,
                     legacy_layers=found.legacy_layers,
                     bare_layers=found.bare_layers)
+
+
+def _newer_grammar(source: bytes, error: SyntaxError,
+                   analyse: bool) -> FileResult:
+  """A file this Python's parser rejects, read by libcst if it can.
+
+  libcst reads grammar newer than the Python running this command (`match`
+  on 3.9, PEP 701 f-strings on 3.11), so such a file is valid Python, not a
+  file that "does not parse". Brackets nested past Python's limit are not
+  given to it: its native parser crashes on them.
+
+  Args:
+    source: The file's bytes.
+    error: What Python's parser said.
+    analyse: Also list what the report needs (other contrib modules,
+      `tf.layers`), as `_scan_only` does with Python's parser.
+  """
+  if "nested" not in str(error.msg):
+    try:
+      tree = cst.parse_module(source)
+    except (cst.ParserSyntaxError, RecursionError):
+      pass
+    else:
+      if not analyse:
+        return FileResult(new_source=source)
+      try:
+        return _upgrade_tree(source, tree, False, False)
+      except RecursionError:
+        return FileResult(new_source=source, error=_TOO_DEEP)
+  return FileResult(new_source=source, error=_parse_error(source, error))
 
 
 def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,

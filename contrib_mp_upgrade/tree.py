@@ -33,6 +33,7 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 from typing import Callable, Dict, Iterator, List, Optional, Tuple
 
 from contrib_mp_upgrade import blockers as blockers_lib
@@ -328,14 +329,20 @@ def upgrade_all(entries: List[Entry],
         _upgrade_one, [(i, e.source, contrib_to_slim)
                        for i, e in enumerate(heavy)])
     pending = set(range(len(heavy)))
+    checked = time.monotonic()
     while pending:
       try:
         i, result = results.next(timeout=_POLL_S)
       except multiprocessing.TimeoutError:
-        _check_workers(workers, [heavy[i].name for i in sorted(pending)])
-        continue
-      pending.discard(i)
-      finish(heavy[i], result)
+        i = None
+      # Also while results keep coming: the other workers go on converting
+      # while the dead one's file never arrives.
+      if i is None or time.monotonic() - checked >= _POLL_S:
+        _check_workers(workers, [heavy[j].name for j in sorted(pending)])
+        checked = time.monotonic()
+      if i is not None:
+        pending.discard(i)
+        finish(heavy[i], result)
     pool.close()
   except BaseException:
     # Ctrl-C, or a worker's crash: end every worker now rather than wait for

@@ -404,9 +404,11 @@ class ScriptsTest(absltest.TestCase):
     return path
 
   def _run(self, args, env=None):
+    # Bazel's sandbox sets no HOME, which the scripts' defaults read.
+    full = dict(os.environ, **(env or {}))
+    full.setdefault("HOME", self._tmpdir())
     return subprocess.run(args, capture_output=True, text=True, check=False,
-                          env=dict(os.environ, **(env or {})),
-                          stdin=subprocess.DEVNULL)
+                          env=full, stdin=subprocess.DEVNULL)
 
   def test_run_tests_names_the_host_python_when_refusing_another(self):
     # The environments' own `python = "3.9"` lines must not be read as the

@@ -24,13 +24,14 @@ import sys
 import tempfile
 
 from absl.testing import absltest
-import yaml
 
 import contrib_mp_upgrade
 from contrib_mp_upgrade import rewrite
 
 _ROOT = os.path.dirname(os.path.dirname(
     os.path.abspath(contrib_mp_upgrade.__file__)))
+# The repository (the manifest, setup.py): the package may be installed.
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FIX = "run contrib-mp-upgrade to convert it"
 
 _TRAIN = '''"""Trains with loss scaling, TF 1.15 style."""
@@ -397,10 +398,37 @@ class CheckTest(absltest.TestCase):
     self.assertEqual(rewrite.Change(3, "a", "b").column, 0)
 
 
+def _manifest(text):
+  """The hooks of a pre-commit manifest, as a list of dicts.
+
+  Reads the YAML this manifest uses (a list of flat mappings: `key: value`,
+  `[a, b]` lists, `>-` folded text) without PyYAML, which not every test
+  environment has.
+  """
+  hooks, key = [], None
+  for line in text.splitlines():
+    if not line.strip() or line.lstrip().startswith("#"):
+      continue
+    if line.startswith("- "):
+      hooks.append({})
+      line = "  " + line[2:]
+    if line.startswith("    ") and key is not None:  # Folded text.
+      hooks[-1][key] = (hooks[-1][key] + " " + line.strip()).strip()
+      continue
+    key, value = line.strip().split(":", 1)
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+      value = [v.strip() for v in value[1:-1].split(",") if v.strip()]
+    elif value in (">-", ">"):
+      value = ""
+    hooks[-1][key] = value
+  return hooks
+
+
 def _hook():
-  with open(os.path.join(_ROOT, ".pre-commit-hooks.yaml"),
+  with open(os.path.join(_REPO, ".pre-commit-hooks.yaml"),
             encoding="utf-8") as f:
-    hooks = yaml.safe_load(f)
+    hooks = _manifest(f.read())
   found = [h for h in hooks if h["id"] == "contrib-mp-upgrade-check"]
   if len(found) != 1:
     raise AssertionError("no contrib-mp-upgrade-check hook in {}".format(
@@ -459,7 +487,7 @@ class PreCommitHookTest(absltest.TestCase):
     self.assertEqual(entry[:2], ["contrib-mp-upgrade", "--check"])
     # The console script pre-commit installs calls `cli.main`, which
     # `python -m contrib_mp_upgrade` calls too.
-    with open(os.path.join(_ROOT, "setup.py"), encoding="utf-8") as f:
+    with open(os.path.join(_REPO, "setup.py"), encoding="utf-8") as f:
       self.assertIn('"contrib-mp-upgrade=contrib_mp_upgrade.__main__:main"',
                     f.read())
     files = _pre_commit_files(self.work)
@@ -493,7 +521,7 @@ class PreCommitHookTest(absltest.TestCase):
         "types_or": hook["types_or"]}]}]}
     with open(os.path.join(self.work, ".pre-commit-config.yaml"), "w",
               encoding="utf-8") as f:
-      yaml.safe_dump(config, f)
+      json.dump(config, f)  # JSON is YAML.
     env = dict(_env(), PRE_COMMIT_HOME=os.path.join(self.work, ".cache"),
                GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
                GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")

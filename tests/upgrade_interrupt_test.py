@@ -235,7 +235,9 @@ class WorkerDiesTest(_CommandTest):
         os.killpg(proc.pid, signal.SIGKILL)
         self.fail("the command waited for its dead worker")
       err = err.decode()
-      self.assertLess(time.monotonic() - start, _PROMPT_S + 1)
+      # Found within a poll of the pool (half a second), however loaded the
+      # machine: not after the other workers have converted everything.
+      self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
       self.assertEqual(proc.returncode, 1, err)
       self.assertIn("worker process converting the tree was killed by "
                     "SIGKILL; nothing was written", err)
