@@ -440,6 +440,13 @@ def _echo_to_stderr(outcome: Outcome) -> None:
             file=sys.stderr)
 
 
+def _interrupted(e: tree.Interrupted) -> int:
+  """Says that a signal stopped the command; its exit status."""
+  print("{}: interrupted ({}); nothing was written.".format(PROG, e),
+        file=sys.stderr)
+  return 128 + e.signum
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
   """The `contrib-mp-upgrade` command.
 
@@ -456,9 +463,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
       try:
         return check_lib.main(parser, argv)  # Reads only; its own status.
       except tree.Interrupted as e:
-        print("{}: interrupted ({}); nothing was written.".format(PROG, e),
-              file=sys.stderr)
-        return 128 + e.signum
+        return _interrupted(e)
   progress = _show_progress if sys.stderr.isatty() else None
   with tree.stop_on_signals():
     try:
@@ -473,9 +478,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except tree.Interrupted as e:
       if progress is not None:
         sys.stderr.write("\n")
-      print("{}: interrupted ({}); nothing was written.".format(PROG, e),
-            file=sys.stderr)
-      return 128 + e.signum
+      return _interrupted(e)
     except (UpgradeError, OSError) as e:
       print(tree.readable("{}: error: {}".format(PROG, e)), file=sys.stderr)
       return 1
