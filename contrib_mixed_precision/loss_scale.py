@@ -193,18 +193,20 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
   def step():
     """Builds one update: reads, then writes, under one lock if any."""
     good = tf.identity(good_steps)
-    good_plus_one = good + 1
-    # Most steps are finite and not due to grow: they only count themselves.
-    # Only those steps skip the rest of the policy, so the other ops (two
-    # more reads, the scalar policy, two more writes) do not run on them.
-    just_count = tf.logical_and(is_finite,
-                                good_plus_one < incr_every_n_steps)
+    # Most steps are finite and not due to grow (`good + 1 < n`): they only
+    # count themselves. Only those steps skip the rest of the policy, so the
+    # other ops (two more reads, the scalar policy, two more writes) do not
+    # run on them. The counts are Python ints: `n - 1` costs no op.
+    just_count = tf.logical_and(is_finite, good < incr_every_n_steps - 1)
 
     def count():
-      return [good_steps.assign(good_plus_one, read_value=False)]
+      # Under the state's lock (or in one XLA launch, or once per step under
+      # a strategy), an add in place is the read and write of `good + 1`.
+      return [good_steps.assign_add(1, read_value=False)]
 
     def policy():
       """TF 1.15's whole policy, from all three values read before any write."""
+      good_plus_one = good + 1
       scale = tf.identity(loss_scale)
       bad = tf.identity(bad_steps)
       bad_plus_one = bad + 1

@@ -20,6 +20,7 @@ from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import sync_replicas
+from contrib_mixed_precision import unscale
 
 _V1Optimizer = tf.compat.v1.train.Optimizer
 # Re-exported: it lived here before the contract module existed.
@@ -69,48 +70,19 @@ def _read_once(loss_scale) -> tf.Tensor:
   The loss is multiplied by it and the gradients by its reciprocal. Two
   reads of the live variable could disagree when another thread's step
   moves the scale in between, and the gradients would come back off by
-  that factor. In a graph the value is copied (`Snapshot`): a read of a
-  ref variable (`disable_v2_behavior()`) aliases the variable's buffer,
-  which a later assignment overwrites in place.
+  that factor. In a graph the value of anything but a resource variable's
+  read is copied (`Snapshot`): a read of a ref variable
+  (`disable_v2_behavior()`) aliases the variable's buffer, which a later
+  assignment overwrites in place. A `ReadVariableOp`'s value is its own: an
+  assignment to a resource variable whose buffer is still read writes a new
+  buffer (copy on write).
   """
   # `tf.cast` returns a float32 variable itself, unread.
   loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
-  if tf.executing_eagerly():
+  if tf.executing_eagerly() or loss_scale.op.type in ("ReadVariableOp",
+                                                      "Const"):
     return loss_scale
   return tf.raw_ops.Snapshot(input=loss_scale)
-
-
-def _unscaled(grads, loss_scale):
-  """`grads` (no None among them) each multiplied by `1 / loss_scale`.
-
-  One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
-  has its values multiplied and stays sparse.
-  """
-  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
-  inv_by_dtype = {tf.float32: inv_loss_scale}
-
-  def inv(dtype):
-    if dtype not in inv_by_dtype:
-      inv_by_dtype[dtype] = tf.cast(inv_loss_scale, dtype)
-    return inv_by_dtype[dtype]
-
-  result = []
-  for g in grads:
-    if isinstance(g, tf.IndexedSlices):
-      values = g.values * inv(g.values.dtype.base_dtype)
-      result.append(tf.IndexedSlices(values, g.indices, g.dense_shape))
-    else:
-      result.append(g * inv(g.dtype.base_dtype))
-  return result
-
-
-# `_unscaled` as one function for eager steps: a dozen eager multiplies cost
-# a Python dispatch each, one after the other; compiled, they are one call,
-# and TF's executor runs them side by side. `reduce_retracing`: a gradient
-# whose shape changes between steps makes one trace with that dimension
-# unknown, not one trace per shape.
-_unscaled_compiled = tf.function(_unscaled, reduce_retracing=True,
-                                 autograph=False)
 
 
 def _as_op(result):
@@ -255,7 +227,8 @@ class LossScaleOptimizer(_V1Optimizer):
                opt: _V1Optimizer,
                loss_scale_manager,
                *,
-               advance_global_step_on_skip: bool = False):
+               advance_global_step_on_skip: bool = False,
+               xla_unscale: bool = False):
     """Wraps `opt`.
 
     Args:
@@ -268,12 +241,21 @@ class LossScaleOptimizer(_V1Optimizer):
         behaviour). When True and `apply_gradients` gets a `global_step`,
         a skipped step still increments it, so step-based hooks such as
         `StopAtStepHook` count skipped steps too.
+      xla_unscale: Keyword-only, default False. When True,
+        `compute_gradients` unscales each dense floating gradient and checks
+        it for NaN and Inf in one XLA-compiled pass (`jit_compile`), which
+        reads every element once instead of twice, and `apply_gradients`
+        uses that check for the gradients it gets back unchanged. The skip
+        decision is the same. Off by default: on a CPU, TF's own kernels
+        were faster for every shape measured (docs/performance.md); on a
+        GPU it saves a read of every gradient element, and needs a working
+        XLA GPU compiler.
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,
         `loss_scale_manager` is neither a manager nor a `LossScale`, or
-        `advance_global_step_on_skip` is not a bool (a string "False" would
-        otherwise count as True).
+        `advance_global_step_on_skip` or `xla_unscale` is not a bool (a
+        string "False" would otherwise count as True).
     """
     # Set before anything else: subclasses may define __getattr__ forwarding
     # to `_opt`, which must never find it missing.
@@ -299,6 +281,7 @@ class LossScaleOptimizer(_V1Optimizer):
     self._loss_scale_manager = loss_scale_manager
     self._advance_global_step_on_skip = _validation.check_bool(
         "advance_global_step_on_skip", advance_global_step_on_skip)
+    self._xla_unscale = _validation.check_bool("xla_unscale", xla_unscale)
     # Some wrappers never call `Optimizer.__init__`: no `_use_locking`, and
     # the `get_name()` they inherit fails for lack of `_name`.
     super().__init__(
@@ -405,7 +388,9 @@ class LossScaleOptimizer(_V1Optimizer):
     """Divides each gradient by `loss_scale` (TF 1.15 API, kept for subclasses).
 
     In eager mode, for `skip_decision.EAGER_COMPILE_MIN_GRADIENTS`
-    gradients or more, the multiplies run as one compiled function.
+    gradients or more, the multiplies and the finiteness check run as one
+    compiled function, and so they do in every mode with `xla_unscale`
+    (see `unscale.unscale`).
 
     Args:
       grads_vars: `(gradient, variable)` pairs.
@@ -419,14 +404,8 @@ class LossScaleOptimizer(_V1Optimizer):
     grads = [g for g, _ in grads_vars if g is not None]
     if not grads:
       return grads_vars
-    if (tf.executing_eagerly() and
-        len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
-      # A tensor, so that a Python number (a subclass may pass one) does not
-      # make a trace per value.
-      unscaled = _unscaled_compiled(grads, tf.cast(loss_scale, tf.float32))
-    else:
-      unscaled = _unscaled(grads, loss_scale)
-    unscaled = iter(unscaled)
+    unscaled = iter(unscale.unscale(
+        grads, loss_scale, xla=getattr(self, "_xla_unscale", False)))
     return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
 
   # -- Applying ------------------------------------------------------------

@@ -11,7 +11,10 @@ per step. `as_gradient` turns the numbers a v1 optimizer accepts as
 gradients into tensors, once, for both the check and the apply.
 """
 
-from typing import Any, Sequence
+import math
+import threading
+import weakref
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -86,19 +89,27 @@ def _sparse_check(slices: tf.IndexedSlices):
     return None, False  # At most one row: no duplicates.
   part_dtype = values.dtype.real_dtype
   bound_dtype = tf.float64 if part_dtype == tf.float64 else tf.float32
-  count = tf.cast(tf.size(slices.indices), bound_dtype)
   covers_values = part_dtype in (tf.float32, tf.float64)
   if covers_values:
     squares = tf.add_n([tf.nn.l2_loss(p) for p in _float_parts(values)])
-    largest = tf.sqrt(2 * squares)
-    limit = part_dtype.max / 8
+  static_count = slices.indices.shape.num_elements()
+  if covers_values and static_count is not None and (
+      static_count <= _finite_squares_suffice(part_dtype)):
+    # A finite sum of squares bounds `count * largest` below the limit
+    # for this many rows: one op, where the bound below takes five.
+    cannot_overflow = tf.math.is_finite(squares)
   else:
-    # abs() of a complex tensor is its modulus, which bounds both parts.
-    largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
-    limit = part_dtype.max / 4
-  # NaN compares False: the exact check decides.
-  cannot_overflow = tf.less_equal(count * largest,
-                                  tf.constant(limit, bound_dtype))
+    count = tf.cast(tf.size(slices.indices), bound_dtype)
+    if covers_values:
+      largest = tf.sqrt(2 * squares)
+      limit = part_dtype.max / 8
+    else:
+      # abs() of a complex tensor is its modulus, which bounds both parts.
+      largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
+      limit = part_dtype.max / 4
+    # NaN compares False: the exact check decides.
+    cannot_overflow = tf.less_equal(count * largest,
+                                    tf.constant(limit, bound_dtype))
 
   def exact():
     unique, positions = tf.unique(slices.indices)
@@ -110,6 +121,21 @@ def _sparse_check(slices: tf.IndexedSlices):
   check = tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
                   name="duplicate_sums_finite")
   return check, covers_values
+
+
+def _finite_squares_suffice(dtype) -> float:
+  """Up to how many rows a finite sum of squares passes `_sparse_check`'s bound.
+
+  A finite float32 (float64) sum of squares is at most the dtype's largest
+  number `M`, so `largest = sqrt(2 * squares)` is at most `sqrt(2 * M)`, and
+  `count * largest <= M / 8` holds for every `count` up to
+  `M / (8 * sqrt(2 * M))`. Half of that leaves room for the rounding of the
+  bound's own arithmetic: about 8e17 rows in float32, and more than any
+  tensor can hold in float64. Within it, the bound's test is exactly
+  "the sum of squares is finite".
+  """
+  largest = float(dtype.max)  # A Python float: 2 * max overflows float32.
+  return largest / (8 * math.sqrt(2 * largest)) / 2
 
 
 # In eager mode, a step's check and unscale each run as one compiled function
@@ -147,6 +173,135 @@ def _is_finite_all(tensors) -> tf.Tensor:
     return tf.reduce_all(tf.math.is_finite(parts[0]))
   flat = [p if p.shape.rank == 1 else tf.reshape(p, [-1]) for p in parts]
   return tf.reduce_all(tf.math.is_finite(tf.concat(flat, 0)))
+
+
+# The attribute of a graph that holds its `_KnownFlags`: the flags live
+# exactly as long as the graph (a global table holding graph tensors would
+# keep every graph alive).
+_KNOWN_FLAGS_ATTR = "_contrib_mp_known_finite_flags"
+
+
+class _Group(object):
+  """A flag computed for some tensors together, and optionally each one's."""
+
+  __slots__ = ("flag", "size", "flags", "__weakref__")
+
+  def __init__(self, flag, size, flags):
+    self.flag = flag
+    self.size = size
+    self.flags = flags
+
+
+class _KnownFlags(object):
+  """Finiteness flags already computed, by the identity of their tensors.
+
+  Weak on the tensors: an entry goes when its tensor does (a weakref
+  callback), and a lookup checks that the tensor found is the one asked
+  for, so an id reused by a new object never matches.
+  """
+
+  def __init__(self):
+    # Re-entrant: a callback may run while this thread holds the lock.
+    self._lock = threading.RLock()
+    self._entries = {}  # id(tensor) -> (weakref to it, group, index)
+
+  def remember(self, tensors, flag, flags):
+    group = _Group(flag, len(tensors), flags)
+    with self._lock:
+      for index, tensor in enumerate(tensors):
+        key = id(tensor)
+        self._entries[key] = (weakref.ref(tensor, self._forget(key)), group,
+                              index)
+
+  def _forget(self, key):
+    """The callback that drops `key`'s entry when its tensor goes."""
+    owner = weakref.ref(self)  # The callback must not keep the table alive.
+
+    def callback(ref):
+      table = owner()
+      if table is None:
+        return
+      with table._lock:  # pylint: disable=protected-access
+        entry = table._entries.get(key)  # pylint: disable=protected-access
+        if entry is not None and entry[0] is ref:
+          del table._entries[key]  # pylint: disable=protected-access
+
+    return callback
+
+  def lookup(self, tensor):
+    """`(group, index)` for `tensor`, or None."""
+    with self._lock:
+      entry = self._entries.get(id(tensor))
+    if entry is None or entry[0]() is not tensor:
+      return None
+    return entry[1], entry[2]
+
+  def __len__(self):
+    with self._lock:
+      return len(self._entries)
+
+
+_EAGER_KNOWN_FLAGS = _KnownFlags()
+_KNOWN_FLAGS_CREATION = threading.Lock()
+
+
+def _known_flags(tensor) -> Optional[_KnownFlags]:
+  """The table for `tensor`'s graph (eager mode's own for eager tensors)."""
+  # An eager tensor has no graph (its `graph` property raises).
+  graph = getattr(tensor, "graph", None)
+  if graph is None:
+    return _EAGER_KNOWN_FLAGS
+  table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
+  if table is None:
+    with _KNOWN_FLAGS_CREATION:
+      table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
+      if table is None:
+        table = _KnownFlags()
+        setattr(graph, _KNOWN_FLAGS_ATTR, table)
+  return table
+
+
+def remember_finite(tensors: Sequence[tf.Tensor], flag: tf.Tensor,
+                    flags: Optional[Sequence[tf.Tensor]] = None) -> None:
+  """Notes that `flag` says whether every one of `tensors` is finite.
+
+  `all_finite`, handed the same tensor objects, uses `flag` (or, for some
+  of them, their entries of `flags`, one per tensor) instead of checking
+  them again. It must be exactly `all_finite`'s answer for them.
+  """
+  tensors = list(tensors)
+  if tensors:
+    _known_flags(tensors[0]).remember(tensors, flag,
+                                      None if flags is None else list(flags))
+
+
+def _split_known(grads):
+  """`(flags, rest)`: known flags covering some of `grads`; the others.
+
+  A group whose every tensor is among `grads` gives its one flag; a part of
+  a group gives its tensors' own flags when the group has them, and is
+  checked again (in `rest`) when it has not.
+  """
+  found = {}  # id(group) -> (group, {index: tensor})
+  rest = []
+  for grad in grads:
+    hit = (_known_flags(grad).lookup(grad)
+           if tf.is_tensor(grad) and not isinstance(grad, tf.Variable)
+           else None)
+    if hit is None:
+      rest.append(grad)
+      continue
+    group, index = hit
+    found.setdefault(id(group), (group, {}))[1][index] = grad
+  flags = []
+  for group, members in found.values():
+    if len(members) == group.size:
+      flags.append(group.flag)
+    elif group.flags is not None:
+      flags.extend(group.flags[i] for i in sorted(members))
+    else:
+      rest.extend(members[i] for i in sorted(members))
+  return flags, rest
 
 
 def all_finite(grads: Sequence[Any]) -> tf.Tensor:
@@ -202,13 +357,25 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
                     isinstance(grad, tf.IndexedSlices) else values)
   if not to_check:
     return tf.constant(True)
-  if tf.executing_eagerly() and len(to_check) >= EAGER_COMPILE_MIN_GRADIENTS:
-    return _all_finite_compiled(to_check)
-  return _all_finite(to_check)
+  # Flags the unscale computed with these very tensors (`remember_finite`).
+  checks, to_check = _split_known(to_check)
+  if to_check:
+    if (tf.executing_eagerly() and
+        len(to_check) >= EAGER_COMPILE_MIN_GRADIENTS):
+      checks.append(_all_finite_compiled(to_check))
+    else:
+      checks.append(all_finite_ops(to_check))
+  if len(checks) == 1:
+    return checks[0]
+  return tf.reduce_all(tf.stack(checks))
 
 
-def _all_finite(grads) -> tf.Tensor:
-  """`all_finite` of floating or complex gradients, as ops of the graph."""
+def all_finite_ops(grads) -> tf.Tensor:
+  """`all_finite` of floating or complex gradients, as ops of the graph.
+
+  It never consults remembered flags: `unscale` builds its own check with
+  it.
+  """
   small_by_dtype = {}
   summable = []
   checks = []
@@ -246,10 +413,10 @@ def _all_finite(grads) -> tf.Tensor:
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
-# `_all_finite` as one function for eager callers. `reduce_retracing`: a
+# `all_finite_ops` as one function for eager callers. `reduce_retracing`: a
 # gradient whose shape changes between steps (an embedding's row count)
 # makes one trace with that dimension unknown, not one trace per shape.
-_all_finite_compiled = tf.function(_all_finite, reduce_retracing=True,
+_all_finite_compiled = tf.function(all_finite_ops, reduce_retracing=True,
                                    autograph=False)
 
 

@@ -77,7 +77,8 @@ class ApiTest(tf.test.TestCase):
         incr_ratio: Union[int, float] = 2, decr_ratio: float = 0.8)"""))
     self.assertEqual(
         list(inspect.signature(mp.LossScaleOptimizer.__init__).parameters),
-        ["self", "opt", "loss_scale_manager", "advance_global_step_on_skip"])
+        ["self", "opt", "loss_scale_manager", "advance_global_step_on_skip",
+         "xla_unscale"])
     self.assertEqual(
         list(inspect.signature(mp.FixedLossScaleManager.__init__).parameters),
         ["self", "loss_scale"])

@@ -1,0 +1,156 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""The unscale: gradients of the scaled loss, divided by the loss scale.
+
+`compute_gradients` must return unscaled gradients (TF1 code clips and
+all-reduces them before `apply_gradients`), so every exact loss scaler pays
+one pass over every gradient here. Where one call can also decide whether
+what it returns is finite, it does, and the flag goes with the tensors
+(`skip_decision.remember_finite`): `apply_gradients`, handed the very same
+tensors, uses it instead of checking them again. Any gradient the caller
+replaced in between (clipped, all-reduced) is a new tensor and is checked
+as before, so the decision is the same in every case.
+
+Three ways, each where it was measured fastest (docs/performance.md):
+
+* Graph mode and `tf.function`: a multiply per gradient, by the scale's
+  reciprocal cast once per dtype. The check stays in `apply_gradients`. On a
+  CPU, TF's own kernels beat an XLA-fused unscale and check for every shape
+  measured.
+* Eager mode, from `skip_decision.EAGER_COMPILE_MIN_GRADIENTS` gradients on:
+  one compiled call unscales and checks (`_unscale_and_check_compiled`),
+  where op by op each multiply would be a Python dispatch.
+* With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), in every
+  mode: each dense floating gradient is unscaled and checked in one
+  XLA-compiled pass (`_xla_function`), which reads every element
+  once, where the two passes read it twice. Sparse and complex gradients
+  take the multiply above (XLA would compile again for every new row
+  count).
+"""
+
+from typing import Any, List, Sequence
+
+import tensorflow as tf
+
+from contrib_mixed_precision import skip_decision
+
+
+def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
+  """`grads` (no None among them) each multiplied by `1 / loss_scale`.
+
+  One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
+  has its values multiplied and stays sparse.
+  """
+  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
+  inv_by_dtype = {tf.float32: inv_loss_scale}
+
+  def inv(dtype):
+    if dtype not in inv_by_dtype:
+      inv_by_dtype[dtype] = tf.cast(inv_loss_scale, dtype)
+    return inv_by_dtype[dtype]
+
+  result = []
+  for g in grads:
+    if isinstance(g, tf.IndexedSlices):
+      values = g.values * inv(g.values.dtype.base_dtype)
+      result.append(tf.IndexedSlices(values, g.indices, g.dense_shape))
+    else:
+      result.append(g * inv(g.dtype.base_dtype))
+  return result
+
+
+def _unscale_and_check(grads, loss_scale):
+  """`unscaled(grads)` and whether all of them are finite, as `all_finite`."""
+  result = unscaled(grads, loss_scale)
+  return result, skip_decision.all_finite_ops(result)
+
+
+# `_unscale_and_check` as one call for eager steps. `reduce_retracing`: a
+# gradient whose shape changes between steps (an embedding's row count)
+# makes one trace with that dimension unknown, not one trace per shape.
+_unscale_and_check_compiled = tf.function(
+    _unscale_and_check, reduce_retracing=True, autograph=False)
+
+
+def _unscale_and_check_dense(grads, inv_loss_scale):
+  """Dense floating `grads` times `inv_loss_scale`, and their finiteness.
+
+  Returns the unscaled gradients, one flag per gradient, and the flag of
+  them all. Compiled by XLA (`_xla_function`), the multiply and the
+  check of each gradient are one loop over its elements.
+  """
+  result = []
+  flags = []
+  for g in grads:
+    u = g * tf.cast(inv_loss_scale, g.dtype)
+    result.append(u)
+    flags.append(tf.reduce_all(tf.math.is_finite(u)))
+  return result, flags, tf.reduce_all(tf.stack(flags))
+
+
+def _xla_function():
+  """A `tf.function(jit_compile=True)` of `_unscale_and_check_dense`.
+
+  Traced once per gradient signature; XLA compiles each new shape. Eager
+  callers share one. A graph (a `tf.function`'s included) gets its own, held
+  by the graph: a function called while a graph is built keeps that graph
+  alive for as long as the function lives.
+  """
+  if tf.executing_eagerly():
+    return _EAGER_XLA_FUNCTION
+  graph = tf.compat.v1.get_default_graph()
+  function = getattr(graph, _XLA_FUNCTION_ATTR, None)
+  if function is None:
+    function = _new_xla_function()
+    setattr(graph, _XLA_FUNCTION_ATTR, function)
+  return function
+
+
+def _new_xla_function():
+  return tf.function(_unscale_and_check_dense, jit_compile=True,
+                     reduce_retracing=True, autograph=False)
+
+
+_XLA_FUNCTION_ATTR = "_contrib_mp_unscale_and_check_xla"
+_EAGER_XLA_FUNCTION = _new_xla_function()
+
+
+def _fusable(grad) -> bool:
+  """Whether XLA's fused pass takes `grad`: a dense real floating tensor."""
+  return (not isinstance(grad, tf.IndexedSlices) and
+          grad.dtype.base_dtype.is_floating)
+
+
+def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
+  """`unscaled(grads, loss_scale)`, remembering their finiteness if it is free.
+
+  Args:
+    grads: Gradients of the scaled loss: tensors or IndexedSlices, no None.
+    loss_scale: The scalar float32 scale the loss was multiplied by.
+    xla: Unscale and check dense floating gradients in one XLA-compiled
+      pass, in every mode.
+
+  Returns:
+    The unscaled gradients, in order. Their finiteness is remembered
+    (`skip_decision.remember_finite`) when it was computed with them.
+  """
+  grads = list(grads)
+  if xla:
+    dense = [g for g in grads if _fusable(g)]
+    if dense:
+      inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
+      fused, flags, all_flag = _xla_function()(dense, inv_loss_scale)
+      skip_decision.remember_finite(fused, all_flag, flags)
+      others = iter(unscaled([g for g in grads if not _fusable(g)],
+                             loss_scale))
+      fused = iter(fused)
+      return [next(fused) if _fusable(g) else next(others) for g in grads]
+  if (tf.executing_eagerly() and
+      len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
+    # A tensor, so that a Python number (a subclass may pass one) does not
+    # make a trace per value.
+    result, flag = _unscale_and_check_compiled(
+        grads, tf.cast(loss_scale, tf.float32))
+    skip_decision.remember_finite(result, flag)
+    return result
+  return unscaled(grads, loss_scale)

@@ -1,0 +1,320 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""The unscale that also checks: the same skip, wherever the flag comes from.
+
+`compute_gradients` may decide, in the call that unscales, whether what it
+returns is finite (one compiled call in eager mode; one XLA pass with
+`xla_unscale=True`, in every mode), and `apply_gradients` then uses that
+flag for the tensors it gets back unchanged. TF 1.15 checked what
+`apply_gradients` is handed, so every test here trains for real, through
+SGD, in graph mode, in a `tf.function` and eagerly, with and without XLA,
+and compares the variables and the loss-scale trajectory with expectations
+computed here in NumPy (`policy_reference`):
+
+* steps whose gradients are finite, NaN or Inf in each dtype (float16,
+  bfloat16, float32, float64, and an embedding's `IndexedSlices`), or
+  overflow only once scaled (complex gradients, which TF's v1 optimizers
+  refuse in a graph, are in `eager_compiled_test.py`);
+* gradients replaced between the two calls, as clipping or an all-reduce
+  replaces them: a NaN the caller zeroed out is applied, and a finite
+  gradient the caller poisoned is skipped;
+* a subset of the gradients handed back (a NaN one left out);
+* and no table of flags that outlives its tensors or its graph.
+"""
+
+import gc
+import weakref
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import contrib_mixed_precision as mp
+from contrib_mixed_precision import skip_decision
+
+import policy_reference
+
+MODES = ("graph", "function", "eager")
+SCALE = 2.0**8
+INCR_EVERY = 3
+# (name, dtype, shape, c): each gradient is the constant c * p_name.
+_KINDS = (
+    ("f16", "float16", (3,), 0.75),
+    ("bf16", "bfloat16", (2, 2), 1.25),
+    ("f32", "float32", (4, 3), 0.5),
+    ("f64", "float64", (3,), 1.5),
+    ("table", "float32", None, 2.0),  # An embedding: IndexedSlices.
+) + tuple(("extra_{}".format(j), "float32", (2,), 2.25 + 0.25 * j)
+          for j in range(4))  # Ten gradients: eager steps compile.
+_IDS = [1, 3, 1, 4]
+_ROWS = 5
+
+
+def _initial(dtype, shape):
+  if shape is None:
+    return np.ones((_ROWS, 2), np.float32)
+  if dtype.startswith("complex"):
+    return np.full(shape, 1 + 2j, dtype)
+  return np.full(shape, 1.0, tf.as_dtype(dtype).as_numpy_dtype)
+
+
+def _dense_update(name, dtype, shape, c, p):
+  """The unscaled gradient of `kind`, densified, in float64 or complex128."""
+  if shape is None:
+    dense = np.zeros((_ROWS, 2))
+    np.add.at(dense, np.asarray(_IDS), c * p)
+    return dense
+  if dtype.startswith("complex"):
+    return np.full(shape, 1j * c * p)  # The loss reads the imaginary part.
+  return np.full(shape, c * p)
+
+
+class _Run(object):
+  """One model and optimizer, stepped in one of the three modes."""
+
+  def __init__(self, mode, xla, between=None, keep=None):
+    self.mode = mode
+    self.between = between
+    self.keep = keep
+    self.variables = {}
+    self.poison = {}
+    for name, dtype, shape, _ in _KINDS:
+      self.variables[name] = tf.Variable(_initial(dtype, shape), name=name)
+      self.poison[name] = tf.Variable(1.0, dtype=tf.float64, trainable=False,
+                                      name="p_" + name)
+    self.manager = mp.ExponentialUpdateLossScaleManager(
+        SCALE, INCR_EVERY, decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+    self.opt = mp.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0), self.manager,
+        xla_unscale=xla)
+    self._fn = (tf.function(lambda: self._step() and None)
+                if mode == "function" else None)
+    self._op = self._step() if mode == "graph" else None
+
+  def _loss(self):
+    total = tf.constant(0.0, tf.float32)
+    for name, dtype, shape, c in _KINDS:
+      var = self.variables[name]
+      p = tf.cast(self.poison[name], tf.float32) * c
+      if shape is None:
+        value = tf.reduce_sum(tf.gather(var, _IDS)) * p
+      elif dtype.startswith("complex"):
+        value = tf.reduce_sum(tf.math.imag(var)) * p
+      else:
+        value = tf.cast(tf.reduce_sum(var), tf.float32) * p
+      total += value
+    return total
+
+  def _step(self):
+    grads_and_vars = self.opt.compute_gradients(
+        self._loss, var_list=list(self.variables.values()))
+    if self.between is not None:
+      grads_and_vars = [(self.between(g, v), v) for g, v in grads_and_vars]
+    if self.keep is not None:
+      grads_and_vars = [(g, v) for g, v in grads_and_vars
+                        if self.keep(v)]
+    return self.opt.apply_gradients(grads_and_vars)
+
+  def step(self, sess, poison):
+    for name in self.poison:
+      value = poison.get(name, 1.0)
+      if sess is None:
+        self.poison[name].assign(value)
+      else:
+        sess.run(self.poison[name].assign(value))
+    if self.mode == "graph":
+      sess.run(self._op)
+    elif self.mode == "function":
+      self._fn()
+    else:
+      self._step()
+
+  def read(self, sess):
+    values = {n: v for n, v in self.variables.items()}
+    values["scale"] = self.manager.get_loss_scale()
+    if sess is None:
+      return {n: np.asarray(v if isinstance(v, float) else v.numpy())
+              for n, v in values.items()}
+    return {n: np.asarray(x) for n, x in sess.run(values).items()}
+
+
+def _train(test, mode, xla, poisons, **run_kwargs):
+  """Steps a fresh model through `poisons`; returns its values per step."""
+  history = []
+
+  def go(sess):
+    run = _Run(mode, xla, **run_kwargs)
+    if sess is not None:
+      sess.run(tf.compat.v1.global_variables_initializer())
+    history.append(run.read(sess))
+    for poison in poisons:
+      run.step(sess, poison)
+      history.append(run.read(sess))
+    return run
+
+  if mode == "graph":
+    with tf.Graph().as_default(), test.session() as sess:
+      go(sess)
+  else:
+    go(None)
+  return history
+
+
+def _expected(poisons, flags, applied_names=None):
+  """NumPy: each variable after each step, and the scale."""
+  values = {name: _initial(dtype, shape).astype(
+      np.complex128 if dtype.startswith("complex") else np.float64)
+            for name, dtype, shape, _ in _KINDS}
+  scales = [s for s, _, _ in policy_reference.exponential_policy(
+      flags, SCALE, INCR_EVERY, decr_every_n_nan_or_inf=1, decr_ratio=0.5)]
+  out = [dict(values, scale=np.float32(SCALE))]
+  for poison, finite, scale in zip(poisons, flags, scales):
+    if finite:
+      for name, dtype, shape, c in _KINDS:
+        if applied_names is None or name in applied_names:
+          values[name] = values[name] - _dense_update(
+              name, dtype, shape, c, poison.get(name, 1.0))
+    out.append(dict(values, scale=np.float32(scale)))
+  return out
+
+
+# Each step's poisons: p multiplies that gradient. Every gradient is exact
+# in its dtype, so SGD at rate 1 gives exact expectations.
+_POISONS = (
+    {},
+    {"f16": np.nan},
+    {"bf16": np.inf},
+    {},
+    {"f32": -np.inf},
+    {"f64": np.nan},
+    {"extra_0": np.inf},
+    {"table": np.nan},
+    # Finite, but 0.75 * 40000 * the scale (4 by then) overflows float16
+    # once scaled.
+    {"f16": 40000.0},
+    {},
+    {},
+    {},
+)
+
+
+def _flags(poisons):
+  """Whether each step's gradients are finite, with the scale of its step."""
+  flags = []
+  for poison in poisons:
+    scale = SCALE
+    if flags:
+      scale = policy_reference.exponential_policy(
+          flags, SCALE, INCR_EVERY, decr_every_n_nan_or_inf=1,
+          decr_ratio=0.5)[-1][0]
+    finite = all(np.isfinite(list(poison.values())))
+    if finite and "f16" in poison:
+      # The float16 gradient is cast from c * p * scale.
+      finite = 0.75 * poison["f16"] * scale <= 65504
+    flags.append(finite)
+  return flags
+
+
+class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
+
+  def _assert_history(self, history, expected):
+    for step, (got, want) in enumerate(zip(history, expected)):
+      for name, value in want.items():
+        self.assertAllEqual(
+            got[name].astype(value.dtype), value,
+            msg="step {}, {}".format(step, name))
+
+  @parameterized.product(mode=MODES, xla=(False, True))
+  def test_training_matches_numpy(self, mode, xla):
+    flags = _flags(_POISONS)
+    # The overflow only once scaled is a skip.
+    self.assertEqual(flags, [True, False, False, True, False, False, False,
+                             False, False, True, True, True])
+    history = _train(self, mode, xla, _POISONS)
+    self._assert_history(history, _expected(_POISONS, flags))
+
+  @parameterized.product(mode=MODES, xla=(False, True))
+  def test_nan_zeroed_by_the_caller_is_applied(self, mode, xla):
+    # TF 1.15 checked what apply_gradients gets: a NaN the caller replaced
+    # (here with zeros, as `tf.where(is_finite)` guards do) is no NaN.
+
+    def zero_f16(grad, var):
+      if var.dtype.base_dtype != tf.float16:
+        return grad
+      return tf.where(tf.math.is_finite(grad), grad, tf.zeros_like(grad))
+
+    poisons = ({"f16": np.nan}, {"f16": np.inf}, {})
+    history = _train(self, mode, xla, poisons, between=zero_f16)
+    # Every step is applied; the f16 variable gets zeros for its NaN steps.
+    expected = _expected([{}, {}, {}], [True] * 3)
+    for step in (1, 2):
+      expected[step]["f16"] = expected[0]["f16"]
+    expected[3]["f16"] = expected[0]["f16"] - 0.75
+    self._assert_history(history, expected)
+
+  @parameterized.product(mode=MODES, xla=(False, True))
+  def test_gradient_poisoned_by_the_caller_is_skipped(self, mode, xla):
+
+    def poison_f32(grad, var):
+      if var.name.startswith("f32"):
+        return grad * tf.constant(np.inf, tf.float32)
+      return grad
+
+    poisons = ({}, {})
+    history = _train(self, mode, xla, poisons, between=poison_f32)
+    self._assert_history(history, _expected(poisons, [False, False]))
+
+  @parameterized.product(mode=MODES, xla=(False, True))
+  def test_a_left_out_nan_gradient_does_not_skip(self, mode, xla):
+    # The NaN gradient is computed but not handed to apply_gradients.
+    keep = lambda var: not var.name.startswith("f32")
+    poisons = ({"f32": np.nan}, {}, {"f64": np.inf})
+    history = _train(self, mode, xla, poisons, keep=keep)
+    names = {k[0] for k in _KINDS} - {"f32"}
+    self._assert_history(
+        history, _expected(poisons, [True, True, False], applied_names=names))
+
+  def test_xla_pass_decides_the_skip_in_a_graph(self):
+    with tf.Graph().as_default() as graph:
+      w = tf.Variable(np.ones((4, 4), np.float32))
+      b = tf.Variable(np.ones((4,), np.float16))
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          mp.FixedLossScaleManager(SCALE), xla_unscale=True)
+      opt.minimize(lambda: tf.reduce_sum(w) + tf.cast(tf.reduce_sum(b),
+                                                        tf.float32))
+      calls = [op for op in graph.get_operations()
+               if op.type in ("PartitionedCall", "StatefulPartitionedCall")]
+      self.assertLen(calls, 1)
+      self.assertTrue(calls[0].get_attr("_XlaMustCompile"))
+      # The skip's flag is the call's output: nothing outside checks again.
+      self.assertIs(opt.finite_grads.op, calls[0])
+      self.assertEqual(
+          [op for op in graph.get_operations() if op.type == "IsFinite"], [])
+
+  def test_xla_unscale_must_be_a_bool(self):
+    with self.assertRaisesRegex(TypeError, "xla_unscale.*'False'"):
+      mp.LossScaleOptimizer(tf.compat.v1.train.GradientDescentOptimizer(1.0),
+                            mp.FixedLossScaleManager(SCALE),
+                            xla_unscale="False")
+
+  def test_eager_flags_go_with_their_tensors(self):
+    table = skip_decision._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
+    before = len(table)
+    _train(self, "eager", False, [{}] * 5)
+    _train(self, "eager", True, [{}] * 5)
+    gc.collect()
+    self.assertEqual(len(table), before)
+
+  def test_graph_flags_do_not_keep_the_graph(self):
+    graph = tf.Graph()
+    with graph.as_default():
+      _Run("graph", True)
+    ref = weakref.ref(graph)
+    del graph
+    gc.collect()
+    self.assertIsNone(ref())
+
+
+if __name__ == "__main__":
+  tf.test.main()
