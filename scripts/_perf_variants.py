@@ -18,6 +18,7 @@ import contrib_mixed_precision as cmp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import unscale as unscale_lib
 
 # ---------------------------------------------------------------------------
 # Finiteness checks: list of dense tensors -> scalar bool.
@@ -269,13 +270,92 @@ class _OpByOpLSO(cmp.LossScaleOptimizer):
 def _uncompiled():
   """The package's compiled eager unscale and check, swapped for the ops."""
   # pylint: disable=protected-access
-  saved = lso_lib._unscaled_compiled, skip_decision._all_finite_compiled
-  lso_lib._unscaled_compiled = lso_lib._unscaled
-  skip_decision._all_finite_compiled = skip_decision._all_finite
+  saved = (unscale_lib._unscale_and_check_compiled,
+           skip_decision._all_finite_compiled)
+  unscale_lib._unscale_and_check_compiled = unscale_lib._unscale_and_check
+  skip_decision._all_finite_compiled = skip_decision.all_finite_ops
   try:
     yield
   finally:
-    lso_lib._unscaled_compiled, skip_decision._all_finite_compiled = saved
+    (unscale_lib._unscale_and_check_compiled,
+     skip_decision._all_finite_compiled) = saved
+
+
+# The eager unscale as it was compiled before it also checked.
+_UNSCALED_COMPILED = tf.function(unscale_lib.unscaled, reduce_retracing=True,
+                                 autograph=False)
+
+
+class _TwoCallsLSO(cmp.LossScaleOptimizer):
+  """The package as it ran an eager step before its unscale also checked.
+
+  From `EAGER_COMPILE_MIN_GRADIENTS` gradients on, one compiled call
+  unscaled, and `apply_gradients` checked in a second one. Graph mode and
+  tf.function are unchanged.
+  """
+
+  def _down_scale(self, grads_vars, loss_scale):
+    grads_vars = list(grads_vars)
+    grads = [g for g, _ in grads_vars if g is not None]
+    if not (tf.executing_eagerly() and
+            len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
+      return super()._down_scale(grads_vars, loss_scale)
+    unscaled = iter(_UNSCALED_COMPILED(grads, tf.cast(loss_scale,
+                                                      tf.float32)))
+    return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
+
+
+class _OldOpsLSO(cmp.LossScaleOptimizer):
+  """The package's graph as it was built before this round's op cuts.
+
+  The scale's read copied (`Snapshot`) for resource variables too, and the
+  sparse check's bound computed in full (`count * sqrt(2 * squares)`)
+  whatever the row count. (The count's add before its write, now an add in
+  place, is not restored: one op.)
+  """
+
+  def compute_gradients(self, *args, **kwargs):
+    with _old_ops():
+      return super().compute_gradients(*args, **kwargs)
+
+  def apply_gradients(self, *args, **kwargs):
+    with _old_ops():
+      return super().apply_gradients(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _old_ops():
+  # pylint: disable=protected-access
+  saved = lso_lib._read_once, skip_decision._finite_squares_suffice
+
+  def read_once(loss_scale):
+    loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
+    if tf.executing_eagerly():
+      return loss_scale
+    return tf.raw_ops.Snapshot(input=loss_scale)
+
+  lso_lib._read_once = read_once
+  skip_decision._finite_squares_suffice = lambda dtype: -1
+  try:
+    yield
+  finally:
+    lso_lib._read_once, skip_decision._finite_squares_suffice = saved
+
+
+def _two_calls(inner):
+  return _TwoCallsLSO(inner,
+                      cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+
+
+def _old_ops_lso(inner):
+  return _OldOpsLSO(inner,
+                    cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+
+
+def _xla_unscale(inner):
+  return cmp.LossScaleOptimizer(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      xla_unscale=True)
 
 
 def _op_by_op(inner):
@@ -343,6 +423,14 @@ VARIANTS = {
     # The package with its eager unscale and check op by op, as before they
     # were compiled (eager cases only differ).
     "eager_op_by_op": _op_by_op,
+    # The package with `xla_unscale=True`: each dense gradient unscaled and
+    # checked in one XLA pass.
+    "xla_unscale": _xla_unscale,
+    # The package's eager step before its unscale also checked: two
+    # compiled calls (eager cases only differ).
+    "eager_two_calls": _two_calls,
+    # The package's graph before this round's op cuts (graph cases).
+    "old_ops": _old_ops_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

@@ -46,11 +46,13 @@ _LS = "contrib_mixed_precision/loss_scale.py"
 _LSO = "contrib_mixed_precision/loss_scale_optimizer.py"
 _SR = "contrib_mixed_precision/sync_replicas.py"
 _VAL = "contrib_mixed_precision/_validation.py"
-# The four modules the score is given for.
-SCORED = (_SD, _LS, _LSO, _SR)
+_UN = "contrib_mixed_precision/unscale.py"
+# The modules the score is given for.
+SCORED = (_SD, _LS, _LSO, _SR, _UN)
 
 _EAGER = "tests/eager_compiled_test.py"
 _DUP = "tests/duplicate_sum_test.py"
+_FUSED = "tests/fused_unscale_test.py"
 _SKIP = "tests/skip_decision_test.py"
 _APPLIED = "tests/applied_update_test.py"
 _WRAP = "tests/ps_cluster_test.py::WrapOrderTest"
@@ -75,21 +77,43 @@ MUTANTS = (
            "  if part_dtype == tf.float64:\n"
            "    return None, False\n",
            (_DUP,), "_sparse_check returns early for float64"),
-    Mutant("S02", _SD,
-           "    return _all_finite_compiled(to_check)",
-           "    return _all_finite_compiled(\n"
-           "        [g for g in to_check\n"
-           "         if not isinstance(g, tf.IndexedSlices)])",
+    Mutant("S02", _UN,
+           "  return result, skip_decision.all_finite_ops(result)",
+           "  return result, skip_decision.all_finite_ops(\n"
+           "      [g for g in result if not isinstance(g, tf.IndexedSlices)])",
            (_EAGER,), "the eager compiled check drops IndexedSlices"),
     Mutant("O01", _LSO,
-           "      unscaled = _unscaled_compiled(grads, "
-           "tf.cast(loss_scale, tf.float32))\n",
-           "      unscaled = _unscaled_compiled(grads, "
-           "tf.cast(loss_scale, tf.float32))\n"
-           "      return list(zip(list(unscaled) + [None],\n"
-           "                      [v for _, v in grads_vars]))\n",
+           "        grads, loss_scale, xla=getattr(self, \"_xla_unscale\", "
+           "False)))\n",
+           "        grads, loss_scale, xla=getattr(self, \"_xla_unscale\", "
+           "False)))\n"
+           "    return list(zip(list(unscaled) + [None],\n"
+           "                    [v for _, v in grads_vars]))\n",
            (_EAGER,), "the eager compiled unscale pairs gradients with the "
            "wrong variables when one is None"),
+    # -- The flags the unscale computes, and the ops of the common step.
+    Mutant("U01", _SD,
+           "    if len(members) == group.size:",
+           "    if members:",
+           (_FUSED,), "a part of a group is decided by the whole group's "
+           "flag"),
+    Mutant("U02", _SD,
+           "      flags.extend(group.flags[i] for i in sorted(members))",
+           "      flags.extend(group.flags[0] for i in sorted(members))",
+           (_FUSED,), "a part of a group takes the first tensor's flag"),
+    Mutant("U03", _UN,
+           "      skip_decision.remember_finite(fused, all_flag, flags)",
+           "      skip_decision.remember_finite(fused, all_flag, flags)\n"
+           "      skip_decision.remember_finite(\n"
+           "          [g for g in grads if not _fusable(g)], all_flag)",
+           (_FUSED,), "the XLA flag is remembered for the sparse gradients "
+           "it did not check"),
+    Mutant("L10", _LS,
+           "    just_count = tf.logical_and(is_finite, good < "
+           "incr_every_n_steps - 1)",
+           "    just_count = tf.logical_and(is_finite, good < "
+           "incr_every_n_steps)",
+           (_LST,), "graph policy: the count runs on the step that grows"),
     Mutant("S03", _SD,
            "    if tail is None or len(group) == 1:\n"
            "      parts.extend(group)",
@@ -162,11 +186,9 @@ MUTANTS = (
            "replica consensus lets one non-finite replica through"),
     # -- loss_scale.py
     Mutant("L02", _LS,
-           "                                good_plus_one < "
-           "incr_every_n_steps)",
-           "                                good_plus_one <= "
-           "incr_every_n_steps)",
-           (_LST,), "graph policy: the growth step is taken for a count"),
+           "      return [good_steps.assign_add(1, read_value=False)]",
+           "      return [good_steps.assign_add(2, read_value=False)]",
+           (_LST,), "graph policy: the common step counts twice"),
     Mutant("L03", _LS,
            "      grow = tf.logical_and(is_finite, good_plus_one >= "
            "incr_every_n_steps)",
@@ -205,11 +227,11 @@ MUTANTS = (
            "  with tf.control_dependencies([]):\n    writes = step()",
            (_THREADS,), "the update does not wait for its lock"),
     # -- loss_scale_optimizer.py
-    Mutant("O02", _LSO,
+    Mutant("O02", _UN,
            "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
-           "tf.float32))\n",
+           "tf.float32))\n  inv_by_dtype",
            "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
-           "tf.float16))\n",
+           "tf.float16))\n  inv_by_dtype",
            (_APPLIED,), "the reciprocal is taken in float16"),
     Mutant("O03", _LSO,
            "    skip, apply = tf.raw_ops.Switch(data=is_finite, "
