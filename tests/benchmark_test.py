@@ -23,13 +23,24 @@ _CASES = tuple("{}_{}".format(model, mode)
                for model in ("mlp", "emb", "attn")
                for mode in ("graph", "graph_v1", "function", "eager")) + (
                    "small_graph", "small_build")
-_CONFIGS = ("bare", "barrier", "lso_exp", "lso_fixed", "tf_mp")
+_CONFIGS = ("bare", "barrier", "unscale_floor", "lso_exp", "lso_fixed",
+            "tf_mp")
 # TF 1.15's densifying check, timed on the sparse-gradient cases.
 _EXTRA_CONFIGS = {"emb": ("tf115_check",)}
 
 
 def _configs(case):
   return _CONFIGS + _EXTRA_CONFIGS.get(case.split("_")[0], ())
+
+
+def _benchmark():
+  """The script as a module (scripts/ is not a package)."""
+  sys.path.insert(0, os.path.dirname(_SCRIPT))
+  try:
+    import benchmark  # pylint: disable=g-import-not-at-top
+  finally:
+    sys.path.pop(0)
+  return benchmark
 
 
 def _run(*args):
@@ -69,10 +80,23 @@ class BenchmarkTest(tf.test.TestCase):
     for case in _CASES:
       for config in _configs(case):
         self.assertRegex(out, r"(?m)^{}\s+{}\s".format(case, config))
-    # One goal line per timed case, and the load the figures were taken at.
+    # One goal line per timed case, against unscale_floor, a summary, and
+    # the load the figures were taken at.
+    goals = out[out.index("goals (lso_exp)"):]
     for case in _CASES:
-      self.assertRegex(out, r"(?m)^{}\s+\S".format(case))
-    self.assertIn("goals (lso_exp):", out)
+      self.assertRegex(goals, r"(?m)^{}\s+.*over unscale_floor [+-]\d".format(
+          case))
+      self.assertRegex(goals, r"(?m)^{}\s+.*over barrier [+-]\d".format(
+          case))
+    verdict = r"(met|not met|not resolved)"
+    self.assertRegex(goals, r"(?m)^summary: below tf_mp .* in \d+ of 13 timed "
+                     r"step cases, goal at least 10 of the 13: " + verdict)
+    summary = [l for l in goals.splitlines() if l.startswith("summary:")]
+    self.assertLen(summary, 1)
+    for family in (r"graph/graph_v1 at most \+2 over unscale_floor",
+                   r"function at most \+3", r"eager at most \+5",
+                   r"small_build at most 1\.03 x bare"):
+      self.assertRegex(summary[0], family + " in every case: " + verdict)
     self.assertRegex(out, r"load at the end \d")
 
   def test_json_structure(self):
@@ -95,25 +119,37 @@ class BenchmarkTest(tf.test.TestCase):
         if case != "small_build":
           # Every timed step must have applied: skipped steps do less work.
           self.assertEqual(row["skipped_steps"], 0, (case, config))
-          self.assertTrue(math.isfinite(row["points_over_barrier"]))
-      if case != "small_build":
-        self.assertEqual(rows["barrier"]["points_over_barrier"], 0.0)
+        for ref in ("unscale_floor", "barrier"):
+          for key in ("points_over_", "cpu_points_over_"):
+            self.assertTrue(math.isfinite(row[key + ref]),
+                            (case, config, key + ref))
+        # Paired points (median, 95% CI) over the floor and the references.
+        for ref in ("unscale_floor", "barrier", "tf_mp"):
+          for key in ("paired_points_over_", "cpu_paired_points_over_"):
+            paired = row[key + ref]
+            self.assertTrue(math.isfinite(paired["median"]),
+                            (case, config, key + ref))
+            self.assertIn("ci95", paired)
+        self.assertIn("ci95", row["paired_ratio_to_bare"])
+      for ref in ("unscale_floor", "barrier"):
+        self.assertEqual(rows[ref]["points_over_" + ref], 0.0)
+        self.assertEqual(rows[ref]["paired_points_over_" + ref]["median"],
+                         0.0)
     for config in ("lso_exp", "lso_fixed", "tf_mp"):
       self.assertGreater(report["results"]["small_build"][config]["ops"],
                          0)
-    # The barrier adds one NoOp to the bare graph, and nothing else.
+    # The barrier adds one NoOp to the bare graph, and nothing else; the
+    # floor adds its scale and unscale to that.
     for case in ("mlp_graph", "emb_graph", "attn_graph", "small_graph"):
       rows = report["results"][case]
       self.assertEqual(rows["barrier"]["ops"], rows["bare"]["ops"] + 1, case)
+      self.assertGreater(rows["unscale_floor"]["ops"], rows["barrier"]["ops"],
+                         case)
 
   def test_barrier_waits_for_every_gradient(self):
     # Run in this process: the barrier's apply ops must each depend, through
     # their control inputs, on one op that has every gradient as an input.
-    sys.path.insert(0, os.path.dirname(_SCRIPT))
-    try:
-      import benchmark  # pylint: disable=g-import-not-at-top
-    finally:
-      sys.path.pop(0)
+    benchmark = _benchmark()
     with tf.Graph().as_default():
       variables, loss_fn = benchmark._model_fn("emb", quick=True)(
           np.random.default_rng(0))
@@ -137,6 +173,143 @@ class BenchmarkTest(tf.test.TestCase):
       for op in applies:
         self.assertIn(barrier, _control_ancestors(op), op.name)
       self.assertIsNotNone(train_op)
+
+  def test_unscale_floor_structure(self):
+    # The barrier plus one reciprocal and one multiply per gradient by it:
+    # no check, no skip, and every op of the inner apply after the barrier.
+    benchmark = _benchmark()
+    for v1_behaviour in (False, True):
+      graph = tf.Graph()
+      with graph.as_default(), benchmark._tf1_behaviour(v1_behaviour):
+        variables, loss_fn = benchmark._model_fn("emb", quick=True)(
+            np.random.default_rng(0))
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        opt = benchmark.UnscaleFloorOptimizer(
+            tf.compat.v1.train.AdagradOptimizer(0.1))
+        grads_and_vars = opt.compute_gradients(loss_fn(), var_list=variables)
+        self.assertLen(grads_and_vars, len(variables))
+        self.assertIsInstance(grads_and_vars[0][0], tf.IndexedSlices)
+        before = set(graph.get_operations())
+        train_op = opt.apply_gradients(grads_and_vars,
+                                       global_step=global_step)
+        built = [op for op in graph.get_operations() if op not in before]
+        ops = graph.get_operations()
+        types = {op.type for op in ops}
+        for banned in ("IsFinite", "Switch", "Merge", "If", "StatelessIf"):
+          self.assertNotIn(banned, types, (v1_behaviour, banned))
+        reciprocals = [op for op in ops if op.type == "Reciprocal"]
+        self.assertLen(reciprocals, 1)
+        reciprocal = reciprocals[0].outputs[0]
+        self.assertEqual(reciprocal.dtype, tf.float32)
+        unscales = [op for op in ops
+                    if op.type == "Mul" and reciprocal in list(op.inputs)]
+        self.assertLen(unscales, len(variables))
+        gradient_ops = set()
+        for g, _ in grads_and_vars:
+          if isinstance(g, tf.IndexedSlices):
+            self.assertIn(g.values.op, unscales)
+            # The indices pass through, untouched.
+            self.assertNotIn(g.indices.op, unscales)
+            self.assertFalse(g.indices.dtype.is_floating)
+            gradient_ops.update((g.values.op, g.indices.op))
+          else:
+            self.assertIn(g.op, unscales)
+            gradient_ops.add(g.op)
+        self.assertTrue(all(op.outputs[0].dtype == tf.float32
+                            for op in unscales))
+        # The scale: one non-trainable float32 variable, read once.
+        scale = opt.loss_scale_variable
+        self.assertIsNotNone(scale)
+        self.assertEqual(scale.dtype.base_dtype, tf.float32)
+        self.assertNotIn(scale, tf.compat.v1.trainable_variables())
+        self.assertIn(scale, tf.compat.v1.global_variables())
+        self.assertEqual(reciprocals[0].inputs[0].op.type, "Snapshot")
+        # The barrier's apply: one NoOp over every gradient tensor, an
+        # ancestor of every op the inner apply built (its slot variables
+        # aside: those are created under tf.init_scope(), outside any
+        # control dependency, and only initialised).
+        barrier = graph.get_operation_by_name("all_gradients")
+        self.assertEqual(barrier.type, "NoOp")
+        self.assertEqual(set(barrier.control_inputs), gradient_ops)
+        slots = [opt.get_slot(v, "accumulator").op.name for v in variables]
+        inner_ops = [op for op in built if op is not barrier and not any(
+            op.name == s or op.name.startswith(s + "/") for s in slots)]
+        applies = [op for op in inner_ops if "Apply" in op.type]
+        self.assertLen(applies, len(variables))
+        self.assertIn(train_op, inner_ops)
+        for op in inner_ops:
+          self.assertIn(barrier, _control_ancestors(op),
+                        (v1_behaviour, op.name))
+
+  def test_unscale_floor_gradients_are_the_bare_ones(self):
+    # Scaling by 2**15 and back is exact in float32 (no overflow or
+    # underflow here): the floor's gradients are the bare gradients, bit
+    # for bit, and the scale never moves.
+    benchmark = _benchmark()
+    self.assertEqual(benchmark._INIT_SCALE, 2.0**15)
+    for model in ("mlp", "emb"):
+      for v1_behaviour in (False, True):
+        graph = tf.Graph()
+        with graph.as_default(), benchmark._tf1_behaviour(v1_behaviour):
+          variables, loss_fn = benchmark._model_fn(model, quick=True)(
+              np.random.default_rng(0))
+          loss = loss_fn()
+          inner = tf.compat.v1.train.AdamOptimizer(1e-3)
+          opt = benchmark.UnscaleFloorOptimizer(inner)
+          bare = inner.compute_gradients(loss, var_list=variables)
+          floor = opt.compute_gradients(loss, var_list=variables)
+          train_op = opt.apply_gradients(floor)
+          init = tf.compat.v1.global_variables_initializer()
+        with tf.compat.v1.Session(graph=graph) as session:
+          session.run(init)
+          for _ in range(3):
+            bare_values, floor_values = session.run(
+                ([g for g, _ in bare], [g for g, _ in floor]))
+            self._assert_same_gradients(bare_values, floor_values)
+            session.run(train_op)
+          self.assertEqual(session.run(opt.loss_scale_variable), 2.0**15)
+
+  def test_unscale_floor_runs_in_every_mode(self):
+    benchmark = _benchmark()
+    model_fn = benchmark._model_fn("emb", quick=True)
+    inner_fn = lambda: tf.compat.v1.train.AdagradOptimizer(0.1)
+    made = []
+
+    def factory(inner):
+      made.append(benchmark.UnscaleFloorOptimizer(inner))
+      return made[-1]
+
+    for v1_behaviour in (False, True):
+      runner = benchmark._GraphRunner(model_fn, inner_fn, factory, (1, 1),
+                                      v1_behaviour=v1_behaviour)
+      runner.step(3)
+      self.assertEqual(runner.skipped(), 0)
+      self.assertEqual(runner.session.run(made[-1].loss_scale_variable),
+                       2.0**15)
+      runner.close()
+    for function in (False, True):
+      runner = benchmark._EagerRunner(model_fn, inner_fn, factory, function)
+      runner.step(3)
+      self.assertEqual(runner.skipped(), 0)
+      self.assertEqual(made[-1].loss_scale_variable.numpy(), 2.0**15)
+    # Eagerly, with a callable loss, the gradients are the bare ones too.
+    variables, loss_fn = model_fn(np.random.default_rng(0))
+    inner = inner_fn()
+    bare = inner.compute_gradients(loss_fn, var_list=variables)
+    floor = benchmark.UnscaleFloorOptimizer(inner).compute_gradients(
+        loss_fn, var_list=variables)
+    self._assert_same_gradients([g for g, _ in bare], [g for g, _ in floor])
+
+  def _assert_same_gradients(self, expected, actual):
+    self.assertLen(actual, len(expected))
+    for e, a in zip(expected, actual):
+      # tf.IndexedSlices, or the IndexedSlicesValue a Session returns.
+      if hasattr(e, "indices"):
+        self.assertIsInstance(a, type(e))
+        np.testing.assert_array_equal(np.asarray(a.indices),
+                                      np.asarray(e.indices))
+        e, a = e.values, a.values
+      np.testing.assert_array_equal(np.asarray(a), np.asarray(e))
 
 
 def _control_ancestors(op):
