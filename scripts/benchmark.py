@@ -202,7 +202,7 @@ class UnscaleFloorOptimizer(BarrierOptimizer):
     return self._scale
 
   def _read_scale(self):
-    """This step's scale: one float32 read (a `Snapshot` in a graph)."""
+    """This step's scale: one float32 read (a ref variable's `Snapshot`)."""
     if self._scale is None:
       # Outside any tf.function being traced, so that the variable is
       # created once (eagerly, or in the outermost graph, where the
@@ -212,7 +212,8 @@ class UnscaleFloorOptimizer(BarrierOptimizer):
             _INIT_SCALE, dtype=tf.float32, trainable=False,
             name="unscale_floor_scale")
     scale = tf.convert_to_tensor(self._scale)
-    if tf.executing_eagerly():
+    # As the package: a resource variable's read needs no copy.
+    if tf.executing_eagerly() or scale.op.type == "ReadVariableOp":
       return scale
     return tf.raw_ops.Snapshot(input=scale)
 
@@ -247,22 +248,39 @@ class UnscaleFloorOptimizer(BarrierOptimizer):
       scaled_loss = loss * tf.cast(scale, loss.dtype.base_dtype)
     grads_and_vars = self._opt.compute_gradients(
         scaled_loss, var_list=var_list, **kwargs)
-    inv_by_dtype = {tf.float32: tf.math.reciprocal(scale)}
+    grads = [g for g, _ in grads_and_vars if g is not None]
+    if (tf.executing_eagerly() and
+        len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
+      # The cheapest eager unscale: one call, as the package's.
+      unscaled = iter(_floor_unscaled_compiled(grads, scale))
+    else:
+      unscaled = iter(_floor_unscaled(grads, scale))
+    return [(None if g is None else next(unscaled), v)
+            for g, v in grads_and_vars]
 
-    def inv(dtype):
-      if dtype not in inv_by_dtype:
-        inv_by_dtype[dtype] = tf.cast(inv_by_dtype[tf.float32], dtype)
-      return inv_by_dtype[dtype]
 
-    result = []
-    for g, v in grads_and_vars:
-      if isinstance(g, tf.IndexedSlices):
-        g = tf.IndexedSlices(g.values * inv(g.values.dtype.base_dtype),
-                             g.indices, g.dense_shape)
-      elif g is not None:
-        g = g * inv(g.dtype.base_dtype)
-      result.append((g, v))
-    return result
+def _floor_unscaled(grads, scale):
+  """Each gradient times `reciprocal(scale)`, cast once per dtype."""
+  inv_by_dtype = {tf.float32: tf.math.reciprocal(scale)}
+
+  def inv(dtype):
+    if dtype not in inv_by_dtype:
+      inv_by_dtype[dtype] = tf.cast(inv_by_dtype[tf.float32], dtype)
+    return inv_by_dtype[dtype]
+
+  result = []
+  for g in grads:
+    if isinstance(g, tf.IndexedSlices):
+      g = tf.IndexedSlices(g.values * inv(g.values.dtype.base_dtype),
+                           g.indices, g.dense_shape)
+    else:
+      g = g * inv(g.dtype.base_dtype)
+    result.append(g)
+  return result
+
+
+_floor_unscaled_compiled = tf.function(_floor_unscaled, reduce_retracing=True,
+                                       autograph=False)
 
 
 def _perf_variants():

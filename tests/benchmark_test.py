@@ -223,7 +223,10 @@ class BenchmarkTest(tf.test.TestCase):
         self.assertEqual(scale.dtype.base_dtype, tf.float32)
         self.assertNotIn(scale, tf.compat.v1.trainable_variables())
         self.assertIn(scale, tf.compat.v1.global_variables())
-        self.assertEqual(reciprocals[0].inputs[0].op.type, "Snapshot")
+        # Its one read: a ref variable's copied (`Snapshot`), a resource
+        # variable's read as it is, as the package reads its scale.
+        self.assertEqual(reciprocals[0].inputs[0].op.type,
+                         "Snapshot" if v1_behaviour else "ReadVariableOp")
         # The barrier's apply: one NoOp over every gradient tensor, an
         # ancestor of every op the inner apply built (its slot variables
         # aside: those are created under tf.init_scope(), outside any
