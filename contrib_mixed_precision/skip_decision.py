@@ -118,9 +118,30 @@ def _sparse_check(slices: tf.IndexedSlices):
     return tf.reduce_all(
         [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
 
-  check = tf.cond(cannot_overflow, lambda: tf.constant(True), exact,
-                  name="duplicate_sums_finite")
+  check = _true_unless(cannot_overflow, exact, "duplicate_sums_finite")
   return check, covers_values
+
+
+def _true_unless(pred, false_fn, name):
+  """`tf.cond(pred, lambda: True, false_fn)`: a bool computed only if needed.
+
+  In a plain TF1-style graph it is one Switch on `pred`: `false_fn`'s ops
+  take the Switch's false output (through an identity) as a control input,
+  so when `pred` holds the executor marks them dead and runs none of them,
+  and a Merge takes whichever side is live. A `tf.cond` there would route
+  every tensor `false_fn` reads (every large gradient) through a Switch of
+  its own, on every step. Eagerly, and where a single Switch is not
+  allowed (`single_switch_allowed`), it is that `tf.cond`.
+  """
+  if tf.executing_eagerly() or not single_switch_allowed():
+    return tf.cond(pred, lambda: tf.constant(True), false_fn, name=name)
+  with tf.compat.v1.name_scope(name):
+    if_false, if_true = tf.raw_ops.Switch(data=pred, pred=pred)
+    with tf.control_dependencies([tf.identity(if_true, name="pivot_t")]):
+      true_value = tf.constant(True)
+    with tf.control_dependencies([tf.identity(if_false, name="pivot_f")]):
+      false_value = false_fn()
+    return tf.raw_ops.Merge(inputs=[true_value, false_value]).output
 
 
 def _finite_squares_suffice(dtype) -> float:
@@ -285,9 +306,7 @@ def _split_known(grads):
   found = {}  # id(group) -> (group, {index: tensor})
   rest = []
   for grad in grads:
-    hit = (_known_flags(grad).lookup(grad)
-           if tf.is_tensor(grad) and not isinstance(grad, tf.Variable)
-           else None)
+    hit = _known_flags(grad).lookup(grad)
     if hit is None:
       rest.append(grad)
       continue
@@ -325,11 +344,14 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     through the per-index sums the optimizer would apply (see
     `_sparse_check`).
 
-  In eager mode, for `EAGER_COMPILE_MIN_GRADIENTS` gradients or more, the
-  check runs as one compiled function (traced once per gradient signature,
-  shapes relaxed when they change): one call where the same ops run one by
-  one would cost a Python dispatch each, and could not run side by side.
-  It computes the same flag.
+  A gradient the unscale already checked, handed back as the very tensor
+  it returned (`remember_finite`), is not checked again: its flag is used.
+  Any other gradient is checked here. In eager mode, for
+  `EAGER_COMPILE_MIN_GRADIENTS` such gradients or more, the check runs as
+  one compiled function (traced once per gradient signature, shapes relaxed
+  when they change): one call where the same ops run one by one would cost
+  a Python dispatch each, and could not run side by side. It computes the
+  same flag.
 
   Args:
     grads: Gradients: tensors, IndexedSlices, or anything
@@ -373,8 +395,7 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
 def all_finite_ops(grads) -> tf.Tensor:
   """`all_finite` of floating or complex gradients, as ops of the graph.
 
-  It never consults remembered flags: `unscale` builds its own check with
-  it.
+  It never consults remembered flags.
   """
   small_by_dtype = {}
   summable = []
@@ -401,13 +422,13 @@ def all_finite_ops(grads) -> tf.Tensor:
         tf.reduce_sum(g) if g.dtype == tf.float32 else
         tf.cast(tf.reduce_sum(g), tf.float32) for g in summable
     ])
-    # The fallback captures only the large gradients: a cond adds a Switch
-    # per captured tensor, which costs more than checking a small one.
+    # The fallback reads only the large gradients: under a `tf.cond` each
+    # would take a Switch, which costs more than checking a small one.
     checks.append(
-        tf.cond(tf.math.is_finite(total), lambda: tf.constant(True),
-                lambda: tf.reduce_all(
-                    tf.stack([_is_finite_all([g]) for g in summable])),
-                name="all_finite_exact"))
+        _true_unless(tf.math.is_finite(total),
+                     lambda: tf.reduce_all(
+                         tf.stack([_is_finite_all([g]) for g in summable])),
+                     "all_finite_exact"))
   if not checks:
     return tf.constant(True)
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))

@@ -60,9 +60,9 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
 
 
 def _unscale_and_check(grads, loss_scale):
-  """`unscaled(grads)` and whether all of them are finite, as `all_finite`."""
+  """`unscaled(grads)`, and `skip_decision.all_finite` of them."""
   result = unscaled(grads, loss_scale)
-  return result, skip_decision.all_finite_ops(result)
+  return result, skip_decision.all_finite(result)
 
 
 # `_unscale_and_check` as one call for eager steps. `reduce_retracing`: a

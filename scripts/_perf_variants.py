@@ -342,6 +342,27 @@ def _old_ops():
     lso_lib._read_once, skip_decision._finite_squares_suffice = saved
 
 
+class _CompileAllLSO(cmp.LossScaleOptimizer):
+  """The package with every eager step's unscale and check compiled.
+
+  Below `EAGER_COMPILE_MIN_GRADIENTS` gradients (the embedding's three)
+  the package runs them op by op; this measures one compiled call there.
+  """
+
+  def compute_gradients(self, *args, **kwargs):
+    saved = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
+    skip_decision.EAGER_COMPILE_MIN_GRADIENTS = 1
+    try:
+      return super().compute_gradients(*args, **kwargs)
+    finally:
+      skip_decision.EAGER_COMPILE_MIN_GRADIENTS = saved
+
+
+def _compile_all(inner):
+  return _CompileAllLSO(inner,
+                        cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+
+
 def _two_calls(inner):
   return _TwoCallsLSO(inner,
                       cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
@@ -429,6 +450,9 @@ VARIANTS = {
     # The package's eager step before its unscale also checked: two
     # compiled calls (eager cases only differ).
     "eager_two_calls": _two_calls,
+    # The package with even a few eager gradients unscaled and checked in
+    # one compiled call (the embedding's eager case only differs).
+    "eager_compile_all": _compile_all,
     # The package's graph before this round's op cuts (graph cases).
     "old_ops": _old_ops_lso,
     # The package's check with the tf.cond skip it used before.

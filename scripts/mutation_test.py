@@ -78,8 +78,8 @@ MUTANTS = (
            "    return None, False\n",
            (_DUP,), "_sparse_check returns early for float64"),
     Mutant("S02", _UN,
-           "  return result, skip_decision.all_finite_ops(result)",
-           "  return result, skip_decision.all_finite_ops(\n"
+           "  return result, skip_decision.all_finite(result)",
+           "  return result, skip_decision.all_finite(\n"
            "      [g for g in result if not isinstance(g, tf.IndexedSlices)])",
            (_EAGER,), "the eager compiled check drops IndexedSlices"),
     Mutant("O01", _LSO,
