@@ -719,6 +719,16 @@ def _add_reference_points(rows):
         row[prefix + "paired_points_over_" + other] = {
             "median": statistics.median(diffs),
             "ci95": _median_ci(diffs)}
+    # What the package gains on each other row (a variant: the package's
+    # old code, or a prototype), paired the same way: lso_exp minus it.
+    if "lso_exp" in rows:
+      package = rows["lso_exp"]
+      for prefix, key in (("", "samples_ms"), ("cpu_", "cpu_samples_ms")):
+        diffs = [100 * (p - v) / b for p, v, b in zip(
+            package[key], row[key], bare[key])]
+        row[prefix + "paired_lso_exp_minus_this"] = {
+            "median": statistics.median(diffs),
+            "ci95": _median_ci(diffs)}
 
 
 def _median_ci(values, confidence=0.95):
@@ -909,6 +919,20 @@ def _family_verdict(verdicts):
   if all(v == "yes" for v in verdicts):
     return "met ({})".format(counts)
   return "not resolved ({})".format(counts)
+
+
+def _variant_lines(results, variants):
+  """One line per case and variant: lso_exp minus the variant, paired."""
+  lines = []
+  for case, rows in results.items():
+    for name in variants:
+      row = rows.get(name)
+      if row is None or "paired_lso_exp_minus_this" not in row:
+        continue
+      lines.append("{:<14} {:<18} {} wall, {} cpu".format(
+          case, name, _paired_text(row["paired_lso_exp_minus_this"]),
+          _paired_text(row["cpu_paired_lso_exp_minus_this"])))
+  return "\n".join(lines)
 
 
 def _paired_text(paired):
@@ -1179,6 +1203,10 @@ def main(argv=None):
         "a goal reads yes or no only when the whole interval agrees, else "
         "'not resolved'; a goal family is met when every case reads yes.")
   print(_goals(results))
+  if variants:
+    print("\nvariants: lso_exp minus each, paired points of the bare step "
+          "(wall, cpu), median [95% CI]; negative: the package is faster.")
+    print(_variant_lines(results, variants))
   print("\ntotal {:.0f}s, load at the end {}".format(
       machine["total_seconds"],
       ",".join("%.1f" % l for l in machine["load_average_end"] or [])))

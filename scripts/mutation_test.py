@@ -142,26 +142,25 @@ MUTANTS = (
            "  if rows is not None and rows <= 2:",
            (_DUP,), "off by one: two rows are taken as unable to repeat"),
     Mutant("S07", _SD,
-           "  check = tf.cond(cannot_overflow, lambda: tf.constant(True), "
-           "exact,",
-           "  check = tf.cond(cannot_overflow, exact, "
-           "lambda: tf.constant(True),",
+           "  check = _true_unless(cannot_overflow, exact, "
+           "\"duplicate_sums_finite\")",
+           "  check = _true_unless(tf.logical_not(cannot_overflow), exact, "
+           "\"duplicate_sums_finite\")",
            (_DUP,), "the bound's branches swapped"),
     Mutant("S08", _SD,
            "    sums = tf.math.unsorted_segment_sum(values, positions,",
            "    sums = tf.math.unsorted_segment_max(values, positions,",
            (_DUP,), "the exact check takes the per-index max, not the sum"),
     Mutant("S09", _SD,
-           "        tf.cond(tf.math.is_finite(total), lambda: "
-           "tf.constant(True),",
-           "        tf.cond(tf.math.is_finite(total), lambda: "
-           "tf.constant(False),",
-           (_SKIP,), "a finite total of large gradients reads as non-finite"),
+           "      true_value = tf.constant(True)",
+           "      true_value = tf.constant(False)",
+           (_SKIP,), "a finite total of large gradients reads as non-finite "
+           "(plain graphs)"),
     Mutant("S10", _SD,
-           "                lambda: tf.reduce_all(\n"
-           "                    tf.stack([_is_finite_all([g]) for g in "
+           "                     lambda: tf.reduce_all(\n"
+           "                         tf.stack([_is_finite_all([g]) for g in "
            "summable])),",
-           "                lambda: tf.constant(False),",
+           "                     lambda: tf.constant(False),",
            (_SKIP,), "an overflowing total of finite gradients is not "
            "checked exactly"),
     Mutant("S11", _SD,

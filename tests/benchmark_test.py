@@ -328,5 +328,28 @@ def _control_ancestors(op):
   return seen
 
 
+  def test_variants_are_paired_against_the_package(self):
+    # The package's old paths run beside it; each gets lso_exp minus it.
+    names = ("old_ops", "xla_unscale", "eager_two_calls", "eager_compile_all")
+    path = os.path.join(self._tmp, "variants.json")
+    result = _run("--quick", "--cases", "emb_graph,mlp_eager", "--variants",
+                  ",".join(names), "--json", path)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    self.assertIn("variants: lso_exp minus each", result.stdout)
+    with open(path) as f:
+      report = json.load(f)
+    for case in ("emb_graph", "mlp_eager"):
+      rows = report["results"][case]
+      for name in names:
+        self.assertRegex(result.stdout,
+                         r"(?m)^{}\s+{}\s+[-+]\d".format(case, name))
+        paired = rows[name]["paired_lso_exp_minus_this"]
+        self.assertEqual(rows[name]["skipped_steps"], 0)
+        # Paired against itself, the package gains nothing.
+        self.assertEqual(
+            rows["lso_exp"]["paired_lso_exp_minus_this"]["median"], 0)
+        self.assertTrue(math.isfinite(paired["median"]))
+
+
 if __name__ == "__main__":
   tf.test.main()
