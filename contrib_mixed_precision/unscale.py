@@ -141,8 +141,9 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
       inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
       fused, flags, all_flag = _xla_function()(dense, inv_loss_scale)
       skip_decision.remember_finite(fused, all_flag, flags)
-      others = iter(unscaled([g for g in grads if not _fusable(g)],
-                             loss_scale))
+      # Checked in `apply_gradients`, as ever.
+      not_fused = unscaled([g for g in grads if not _fusable(g)], loss_scale)
+      others = iter(not_fused)
       fused = iter(fused)
       return [next(fused) if _fusable(g) else next(others) for g in grads]
   if (tf.executing_eagerly() and

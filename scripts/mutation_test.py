@@ -102,10 +102,9 @@ MUTANTS = (
            "      flags.extend(group.flags[0] for i in sorted(members))",
            (_FUSED,), "a part of a group takes the first tensor's flag"),
     Mutant("U03", _UN,
-           "      skip_decision.remember_finite(fused, all_flag, flags)",
-           "      skip_decision.remember_finite(fused, all_flag, flags)\n"
-           "      skip_decision.remember_finite(\n"
-           "          [g for g in grads if not _fusable(g)], all_flag)",
+           "      others = iter(not_fused)",
+           "      others = iter(not_fused)\n"
+           "      skip_decision.remember_finite(not_fused, all_flag)",
            (_FUSED,), "the XLA flag is remembered for the sparse gradients "
            "it did not check"),
     Mutant("L10", _LS,
@@ -187,7 +186,7 @@ MUTANTS = (
     Mutant("L02", _LS,
            "      return [good_steps.assign_add(1, read_value=False)]",
            "      return [good_steps.assign_add(2, read_value=False)]",
-           (_LST,), "graph policy: the common step counts twice"),
+           (_POLICY,), "graph policy: the common step counts twice"),
     Mutant("L03", _LS,
            "      grow = tf.logical_and(is_finite, good_plus_one >= "
            "incr_every_n_steps)",
