@@ -245,11 +245,12 @@ class LossScaleOptimizer(_V1Optimizer):
         `compute_gradients` unscales each dense floating gradient and checks
         it for NaN and Inf in one XLA-compiled pass (`jit_compile`), which
         reads every element once instead of twice, and `apply_gradients`
-        uses that check for the gradients it gets back unchanged. The skip
-        decision is the same. Off by default: on a CPU, TF's own kernels
-        were faster for every shape measured (docs/performance.md); on a
-        GPU it saves a read of every gradient element, and needs a working
-        XLA GPU compiler.
+        uses that check for the gradients it gets back unchanged, eagerly
+        and in a `tf.function` (in a TF1 graph a Session may feed them, so
+        it checks them again there). The skip decision is the same. Off by
+        default: on a CPU, TF's own kernels were faster in every case
+        measured (docs/performance.md); on a GPU it saves a read of every
+        gradient element, and needs a working XLA GPU compiler.
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,

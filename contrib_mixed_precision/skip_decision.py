@@ -267,11 +267,19 @@ _KNOWN_FLAGS_CREATION = threading.Lock()
 
 
 def _known_flags(tensor) -> Optional[_KnownFlags]:
-  """The table for `tensor`'s graph (eager mode's own for eager tensors)."""
+  """The table for `tensor`'s graph (eager mode's own for eager tensors).
+
+  None for a tensor of a TF1-style graph: there `Session.run` may feed any
+  tensor a value of the caller's (`{grad: accumulated}`), which the flag
+  computed with it would not see, so such a tensor is always checked.
+  Inside a `tf.function` nothing can be fed.
+  """
   # An eager tensor has no graph (its `graph` property raises).
   graph = getattr(tensor, "graph", None)
   if graph is None:
     return _EAGER_KNOWN_FLAGS
+  if not _tf_compat.is_building_function(graph):
+    return None
   table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
   if table is None:
     with _KNOWN_FLAGS_CREATION:
@@ -288,12 +296,13 @@ def remember_finite(tensors: Sequence[tf.Tensor], flag: tf.Tensor,
 
   `all_finite`, handed the same tensor objects, uses `flag` (or, for some
   of them, their entries of `flags`, one per tensor) instead of checking
-  them again. It must be exactly `all_finite`'s answer for them.
+  them again. It must be exactly `all_finite`'s answer for them. Tensors of
+  a TF1-style graph are not remembered (see `_known_flags`).
   """
   tensors = list(tensors)
-  if tensors:
-    _known_flags(tensors[0]).remember(tensors, flag,
-                                      None if flags is None else list(flags))
+  table = _known_flags(tensors[0]) if tensors else None
+  if table is not None:
+    table.remember(tensors, flag, None if flags is None else list(flags))
 
 
 def _split_known(grads):
@@ -306,7 +315,8 @@ def _split_known(grads):
   found = {}  # id(group) -> (group, {index: tensor})
   rest = []
   for grad in grads:
-    hit = _known_flags(grad).lookup(grad)
+    table = _known_flags(grad)
+    hit = None if table is None else table.lookup(grad)
     if hit is None:
       rest.append(grad)
       continue

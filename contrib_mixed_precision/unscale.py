@@ -25,13 +25,20 @@ Three ways, each where it was measured fastest (docs/performance.md):
   XLA-compiled pass (`_xla_function`), which reads every element
   once, where the two passes read it twice. Sparse and complex gradients
   take the multiply above (XLA would compile again for every new row
-  count).
+  count), and so does everything inside a TF1 `tf.cond` or `tf.while_loop`
+  body.
+
+The flag goes with the tensors in eager mode and inside a `tf.function`
+only. In a TF1-style graph, `Session.run` may feed any tensor a value the
+flag never saw, so `apply_gradients` checks what it gets there, whatever
+computed it: `xla_unscale` then fuses the unscale alone.
 """
 
 from typing import Any, List, Sequence
 
 import tensorflow as tf
 
+from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import skip_decision
 
 
@@ -135,7 +142,9 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
     (`skip_decision.remember_finite`) when it was computed with them.
   """
   grads = list(grads)
-  if xla:
+  # Not inside a TF1 cond or while body: a compiled call there takes an XLA
+  # context where the loop's own belongs, and the loop's frames break.
+  if xla and not _tf_compat.in_control_flow_context():
     dense = [g for g in grads if _fusable(g)]
     if dense:
       inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))

@@ -274,23 +274,48 @@ class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
     self._assert_history(
         history, _expected(poisons, [True, True, False], applied_names=names))
 
-  def test_xla_pass_decides_the_skip_in_a_graph(self):
+  def _xla_model(self):
+    w = tf.Variable(np.ones((4, 4), np.float32))
+    b = tf.Variable(np.ones((4,), np.float16))
+    opt = mp.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        mp.FixedLossScaleManager(SCALE), xla_unscale=True)
+    loss = lambda: tf.reduce_sum(w) + tf.cast(tf.reduce_sum(b), tf.float32)
+    return opt, loss
+
+  def test_xla_pass_decides_the_skip_in_a_function(self):
+    opt, loss = self._xla_model()
+    graphs = []
+
+    @tf.function
+    def step():
+      opt.minimize(loss)
+      graphs.append(tf.compat.v1.get_default_graph())
+
+    step.get_concrete_function()
+    graph = graphs[-1]
+    calls = [op for op in graph.get_operations()
+             if op.type in ("PartitionedCall", "StatefulPartitionedCall")
+             and op.get_attr("_XlaMustCompile")]
+    self.assertLen(calls, 1)
+    # The skip's flag is the call's output: nothing outside checks again.
+    self.assertIs(opt.finite_grads.op, calls[0])
+    self.assertEqual(
+        [op for op in graph.get_operations() if op.type == "IsFinite"], [])
+
+  def test_a_session_graph_checks_what_apply_gets(self):
+    # A Session may feed the unscaled gradients a value of its own: there
+    # the apply checks again what it gets.
     with tf.Graph().as_default() as graph:
-      w = tf.Variable(np.ones((4, 4), np.float32))
-      b = tf.Variable(np.ones((4,), np.float16))
-      opt = mp.LossScaleOptimizer(
-          tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          mp.FixedLossScaleManager(SCALE), xla_unscale=True)
-      opt.minimize(lambda: tf.reduce_sum(w) + tf.cast(tf.reduce_sum(b),
-                                                        tf.float32))
+      opt, loss = self._xla_model()
+      opt.minimize(loss)
       calls = [op for op in graph.get_operations()
                if op.type in ("PartitionedCall", "StatefulPartitionedCall")]
       self.assertLen(calls, 1)
       self.assertTrue(calls[0].get_attr("_XlaMustCompile"))
-      # The skip's flag is the call's output: nothing outside checks again.
-      self.assertIs(opt.finite_grads.op, calls[0])
-      self.assertEqual(
-          [op for op in graph.get_operations() if op.type == "IsFinite"], [])
+      self.assertIsNot(opt.finite_grads.op, calls[0])
+      self.assertNotEmpty(
+          [op for op in graph.get_operations() if op.type == "IsFinite"])
 
   def test_xla_unscale_must_be_a_bool(self):
     with self.assertRaisesRegex(TypeError, "xla_unscale.*'False'"):
