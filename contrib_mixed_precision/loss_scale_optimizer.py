@@ -241,16 +241,17 @@ class LossScaleOptimizer(_V1Optimizer):
         behaviour). When True and `apply_gradients` gets a `global_step`,
         a skipped step still increments it, so step-based hooks such as
         `StopAtStepHook` count skipped steps too.
-      xla_unscale: Keyword-only, default False. When True,
-        `compute_gradients` unscales each dense floating gradient and checks
-        it for NaN and Inf in one XLA-compiled pass (`jit_compile`), which
-        reads every element once instead of twice, and `apply_gradients`
-        uses that check for the gradients it gets back unchanged, eagerly
-        and in a `tf.function` (in a TF1 graph a Session may feed them, so
-        it checks them again there). The skip decision is the same. Off by
-        default: on a CPU, TF's own kernels were faster in every case
-        measured (docs/performance.md); on a GPU it saves a read of every
-        gradient element, and needs a working XLA GPU compiler.
+      xla_unscale: Keyword-only, default False. When True, eagerly and in
+        a `tf.function`, `compute_gradients` unscales each dense floating
+        gradient and checks it for NaN and Inf in one XLA-compiled pass
+        (`jit_compile`), which reads every element once instead of twice,
+        and `apply_gradients` uses that check for the gradients it gets
+        back unchanged. The skip decision is the same. It changes nothing
+        in a TF1 graph, where a Session may feed the gradients values the
+        check never saw. Off by default: on a CPU, TF's own kernels were
+        faster in every case measured (docs/performance.md); on a GPU it
+        saves a read of every gradient element, and needs a working XLA
+        GPU compiler.
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,

@@ -20,18 +20,19 @@ Three ways, each where it was measured fastest (docs/performance.md):
 * Eager mode, from `skip_decision.EAGER_COMPILE_MIN_GRADIENTS` gradients on:
   one compiled call unscales and checks (`_unscale_and_check_compiled`),
   where op by op each multiply would be a Python dispatch.
-* With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), in every
-  mode: each dense floating gradient is unscaled and checked in one
-  XLA-compiled pass (`_xla_function`), which reads every element
-  once, where the two passes read it twice. Sparse and complex gradients
-  take the multiply above (XLA would compile again for every new row
-  count), and so does everything inside a TF1 `tf.cond` or `tf.while_loop`
-  body.
+* With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), eagerly
+  and in a `tf.function`: each dense floating gradient is unscaled and
+  checked in one XLA-compiled pass (`_xla_function`), which reads every
+  element once, where the two passes read it twice. Sparse and complex
+  gradients take the multiply above (XLA would compile again for every new
+  row count).
 
 The flag goes with the tensors in eager mode and inside a `tf.function`
-only. In a TF1-style graph, `Session.run` may feed any tensor a value the
-flag never saw, so `apply_gradients` checks what it gets there, whatever
-computed it: `xla_unscale` then fuses the unscale alone.
+only (`_flag_can_follow`). In a TF1-style graph, `Session.run` may feed any
+tensor a value the flag never saw, so `apply_gradients` checks what it gets
+there, whatever computed it, and `xla_unscale` changes nothing: there XLA's
+auto-clustering (`global_jit_level`) fuses the unscale and the check on a
+GPU, and sees the feeds.
 """
 
 from typing import Any, List, Sequence
@@ -122,6 +123,19 @@ _XLA_FUNCTION_ATTR = "_contrib_mp_unscale_and_check_xla"
 _EAGER_XLA_FUNCTION = _new_xla_function()
 
 
+def _flag_can_follow() -> bool:
+  """Whether a flag computed here can stand for the tensors returned.
+
+  Eagerly, and inside a `tf.function`. Not in a TF1-style graph, where
+  `Session.run` may feed the returned tensors values the flag never saw
+  (`apply_gradients` checks them again there, so a fused check would be
+  wasted), nor inside a TF1 cond or while body, where a compiled call takes
+  an XLA context where the loop's own belongs and the loop's frames break.
+  """
+  return ((tf.executing_eagerly() or _tf_compat.is_building_function()) and
+          not _tf_compat.in_control_flow_context())
+
+
 def _fusable(grad) -> bool:
   """Whether XLA's fused pass takes `grad`: a dense real floating tensor."""
   return (not isinstance(grad, tf.IndexedSlices) and
@@ -135,16 +149,14 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
     grads: Gradients of the scaled loss: tensors or IndexedSlices, no None.
     loss_scale: The scalar float32 scale the loss was multiplied by.
     xla: Unscale and check dense floating gradients in one XLA-compiled
-      pass, in every mode.
+      pass, eagerly and in a `tf.function`.
 
   Returns:
     The unscaled gradients, in order. Their finiteness is remembered
     (`skip_decision.remember_finite`) when it was computed with them.
   """
   grads = list(grads)
-  # Not inside a TF1 cond or while body: a compiled call there takes an XLA
-  # context where the loop's own belongs, and the loop's frames break.
-  if xla and not _tf_compat.in_control_flow_context():
+  if xla and _flag_can_follow():
     dense = [g for g in grads if _fusable(g)]
     if dense:
       inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))

@@ -979,21 +979,24 @@ def _profile_eager(model, quick):
   grads_and_vars = lso.compute_gradients(loss_fn, var_list=variables)
   grads = [g for g, _ in grads_and_vars]
   flag = tf.constant(True)
+  floor = UnscaleFloorOptimizer(inner)
   calls = 5 if quick else 30
-  # The two whole steps alternate, so that both see the same machine.
-  bare_s, lso_s = [], []
+  # The whole steps alternate, so that all see the same machine.
+  bare_s, floor_s, lso_s = [], [], []
   for _ in range(calls):
-    for samples, opt in ((bare_s, inner), (lso_s, lso)):
+    for samples, opt in ((bare_s, inner), (floor_s, floor), (lso_s, lso)):
       start = time.perf_counter()
       opt.minimize(loss_fn, var_list=variables)
       samples.append(time.perf_counter() - start)
   bare_us = statistics.median(bare_s) * 1e6
+  floor_us = statistics.median(floor_s) * 1e6
   lso_us = statistics.median(lso_s) * 1e6
   print("{} eager, median of {} calls each:".format(model, calls))
   print("  {:<30} {:>10.0f} us".format("bare step (minimize)", bare_us))
-  print("  {:<30} {:>10.0f} us  ({:+.0f} us, {:+.1f}%)".format(
-      "lso_exp step (minimize)", lso_us, lso_us - bare_us,
-      100 * (lso_us / bare_us - 1)))
+  for name, us in (("unscale_floor step (minimize)", floor_us),
+                   ("lso_exp step (minimize)", lso_us)):
+    print("  {:<30} {:>10.0f} us  ({:+.0f} us, {:+.1f}%)".format(
+        name, us, us - bare_us, 100 * (us / bare_us - 1)))
   pieces = [
       ("  inner compute_gradients",
        lambda: inner.compute_gradients(loss_fn, var_list=variables)),
