@@ -52,7 +52,7 @@ SCORED = (_SD, _LS, _LSO, _SR, _UN)
 
 _EAGER = "tests/eager_compiled_test.py"
 _DUP = "tests/duplicate_sum_test.py"
-_FUSED = "tests/fused_unscale_test.py"
+_UNSCALE = "tests/unscale_test.py"
 _SKIP = "tests/skip_decision_test.py"
 _APPLIED = "tests/applied_update_test.py"
 _WRAP = "tests/ps_cluster_test.py::WrapOrderTest"
@@ -95,17 +95,17 @@ MUTANTS = (
     Mutant("U01", _SD,
            "    if len(members) == group.size:",
            "    if members:",
-           (_FUSED,), "a part of a group is decided by the whole group's "
+           (_UNSCALE,), "a part of a group is decided by the whole group's "
            "flag"),
     Mutant("U02", _SD,
            "      flags.extend(group.flags[i] for i in sorted(members))",
            "      flags.extend(group.flags[0] for i in sorted(members))",
-           (_FUSED,), "a part of a group takes the first tensor's flag"),
+           (_UNSCALE,), "a part of a group takes the first tensor's flag"),
     Mutant("U03", _UN,
            "      others = iter(not_fused)",
            "      others = iter(not_fused)\n"
            "      skip_decision.remember_finite(not_fused, all_flag)",
-           (_FUSED,), "the XLA flag is remembered for the sparse gradients "
+           (_UNSCALE,), "the XLA flag is remembered for the sparse gradients "
            "it did not check"),
     Mutant("L10", _LS,
            "    just_count = tf.logical_and(is_finite, good < "
