@@ -43,12 +43,8 @@ from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import skip_decision
 
 
-def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
-  """`grads` (no None among them) each multiplied by `1 / loss_scale`.
-
-  One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
-  has its values multiplied and stays sparse.
-  """
+def _reciprocals(loss_scale):
+  """`inv(dtype)`: `1 / loss_scale` in float32, cast once per dtype."""
   inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
   inv_by_dtype = {tf.float32: inv_loss_scale}
 
@@ -57,6 +53,16 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
       inv_by_dtype[dtype] = tf.cast(inv_loss_scale, dtype)
     return inv_by_dtype[dtype]
 
+  return inv
+
+
+def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
+  """`grads` (no None among them) each multiplied by `1 / loss_scale`.
+
+  One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
+  has its values multiplied and stays sparse.
+  """
+  inv = _reciprocals(loss_scale)
   result = []
   for g in grads:
     if isinstance(g, tf.IndexedSlices):
@@ -80,17 +86,20 @@ _unscale_and_check_compiled = tf.function(
     _unscale_and_check, reduce_retracing=True, autograph=False)
 
 
-def _unscale_and_check_dense(grads, inv_loss_scale):
-  """Dense floating `grads` times `inv_loss_scale`, and their finiteness.
+def _unscale_and_check_dense(grads, inverses):
+  """Dense floating `grads` times `inverses` (one each), and their finiteness.
 
   Returns the unscaled gradients, one flag per gradient, and the flag of
   them all. Compiled by XLA (`_xla_function`), the multiply and the
-  check of each gradient are one loop over its elements.
+  check of each gradient are one loop over its elements. Each inverse
+  comes in already cast to its gradient's dtype, as `unscaled` casts it:
+  cast inside, XLA may drop a float32 -> bfloat16 -> float32 round trip
+  and multiply by the unrounded float32 value, which changes the bits.
   """
   result = []
   flags = []
-  for g in grads:
-    u = g * tf.cast(inv_loss_scale, g.dtype)
+  for g, inv in zip(grads, inverses):
+    u = g * inv
     result.append(u)
     flags.append(tf.reduce_all(tf.math.is_finite(u)))
   return result, flags, tf.reduce_all(tf.stack(flags))
@@ -159,8 +168,9 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
   if xla and _flag_can_follow():
     dense = [g for g in grads if _fusable(g)]
     if dense:
-      inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
-      fused, flags, all_flag = _xla_function()(dense, inv_loss_scale)
+      inv = _reciprocals(loss_scale)
+      fused, flags, all_flag = _xla_function()(
+          dense, [inv(g.dtype.base_dtype) for g in dense])
       skip_decision.remember_finite(fused, all_flag, flags)
       # Checked in `apply_gradients`, as ever.
       not_fused = unscaled([g for g in grads if not _fusable(g)], loss_scale)
