@@ -361,24 +361,8 @@ class LossScaleOptimizer(_V1Optimizer):
       gradient stays None, and an `IndexedSlices` gradient stays sparse.
     """
     loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
-    if callable(loss):
-      # Inside a tf.function the inner optimizer must get a callable too: it
-      # then differentiates on a tape, and `var_list=None` means the watched
-      # variables (the function graph has no trainable-variable collection).
-      if tf.executing_eagerly() or _tf_compat.is_building_function():
-        user_loss = loss
-
-        def scaled_loss():
-          value = user_loss()
-          return value * tf.cast(loss_scale, value.dtype.base_dtype)
-      else:
-        value = loss()
-        scaled_loss = value * tf.cast(loss_scale, value.dtype.base_dtype)
-    else:
-      loss = tf.convert_to_tensor(loss)
-      scaled_loss = loss * tf.cast(loss_scale, loss.dtype.base_dtype)
     grads_and_vars = self._opt.compute_gradients(
-        scaled_loss,
+        unscale.scaled_loss(loss, loss_scale),
         var_list=var_list,
         gate_gradients=gate_gradients,
         aggregation_method=aggregation_method,

@@ -43,6 +43,28 @@ from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import skip_decision
 
 
+def scaled_loss(loss, loss_scale):
+  """`loss` times `loss_scale` cast to the loss's dtype, for differentiation.
+
+  A callable loss stays a callable eagerly and inside a `tf.function`: a v1
+  optimizer then differentiates it on a tape, and `var_list=None` means the
+  watched variables (a function graph has no trainable-variable
+  collection). In a TF1 graph it is called here.
+  """
+  if callable(loss):
+    if tf.executing_eagerly() or _tf_compat.is_building_function():
+      user_loss = loss
+
+      def scaled():
+        value = user_loss()
+        return value * tf.cast(loss_scale, value.dtype.base_dtype)
+
+      return scaled
+    loss = loss()
+  loss = tf.convert_to_tensor(loss)
+  return loss * tf.cast(loss_scale, loss.dtype.base_dtype)
+
+
 def _reciprocals(loss_scale):
   """`inv(dtype)`: `1 / loss_scale` in float32, cast once per dtype."""
   inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))

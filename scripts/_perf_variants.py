@@ -250,25 +250,33 @@ class _UnlockedManager(cmp.ExponentialUpdateLossScaleManager):
       loss_scale_lib._update_is_atomic_as_built = saved  # pylint: disable=protected-access
 
 
-class _OpByOpLSO(cmp.LossScaleOptimizer):
-  """The package with its eager unscale and check run op by op.
+class _PatchedLSO(cmp.LossScaleOptimizer):
+  """The package, building (and, eagerly, running) each step under `patch`.
 
-  As they ran before each became one compiled function: what compiling
-  them saves in eager mode. Graph mode and tf.function are unchanged.
+  `patch` is a context manager that swaps some of the package's pieces
+  for older ones while it is entered.
   """
 
+  def __init__(self, opt, manager, patch):
+    super().__init__(opt, manager)
+    self._patch = patch
+
   def compute_gradients(self, *args, **kwargs):
-    with _uncompiled():
+    with self._patch():
       return super().compute_gradients(*args, **kwargs)
 
   def apply_gradients(self, *args, **kwargs):
-    with _uncompiled():
+    with self._patch():
       return super().apply_gradients(*args, **kwargs)
 
 
 @contextlib.contextmanager
 def _uncompiled():
-  """The package's compiled eager unscale and check, swapped for the ops."""
+  """The package's compiled eager unscale and check, swapped for the ops.
+
+  As they ran before each became one compiled function: what compiling
+  them saves in eager mode. Graph mode and tf.function are unchanged.
+  """
   # pylint: disable=protected-access
   saved = (unscale_lib._unscale_and_check_compiled,
            skip_decision._all_finite_compiled)
@@ -305,7 +313,8 @@ class _TwoCallsLSO(cmp.LossScaleOptimizer):
     return [(None if g is None else next(unscaled), v) for g, v in grads_vars]
 
 
-class _OldOpsLSO(cmp.LossScaleOptimizer):
+@contextlib.contextmanager
+def _old_ops():
   """The package's graph as it was built before this round's op cuts.
 
   The scale's read copied (`Snapshot`) for resource variables too, and the
@@ -313,18 +322,6 @@ class _OldOpsLSO(cmp.LossScaleOptimizer):
   whatever the row count. (The count's add before its write, now an add in
   place, is not restored: one op.)
   """
-
-  def compute_gradients(self, *args, **kwargs):
-    with _old_ops():
-      return super().compute_gradients(*args, **kwargs)
-
-  def apply_gradients(self, *args, **kwargs):
-    with _old_ops():
-      return super().apply_gradients(*args, **kwargs)
-
-
-@contextlib.contextmanager
-def _old_ops():
   # pylint: disable=protected-access
   saved = lso_lib._read_once, skip_decision._finite_squares_suffice
 
@@ -369,8 +366,8 @@ def _two_calls(inner):
 
 
 def _old_ops_lso(inner):
-  return _OldOpsLSO(inner,
-                    cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), _old_ops)
 
 
 def _xla_unscale(inner):
@@ -380,7 +377,9 @@ def _xla_unscale(inner):
 
 
 def _op_by_op(inner):
-  return _OpByOpLSO(inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9))
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _uncompiled)
 
 
 class _WhereUpdateManager(cmp.ExponentialUpdateLossScaleManager):

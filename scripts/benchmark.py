@@ -76,6 +76,7 @@ import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
 import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top
 from contrib_mixed_precision import skip_decision  # pylint: disable=g-import-not-at-top
+from contrib_mixed_precision import unscale  # pylint: disable=g-import-not-at-top
 
 # The deprecation warnings of TF's own loss scales would drown the table.
 tf.get_logger().setLevel("ERROR")
@@ -231,55 +232,21 @@ class UnscaleFloorOptimizer(BarrierOptimizer):
       `IndexedSlices` gradient stays sparse.
     """
     scale = self._read_scale()
-    if callable(loss):
-      graph = tf.compat.v1.get_default_graph()
-      if tf.executing_eagerly() or getattr(graph, "building_function", False):
-        # The inner optimizer differentiates a callable on a tape.
-        user_loss = loss
-
-        def scaled_loss():
-          value = user_loss()
-          return value * tf.cast(scale, value.dtype.base_dtype)
-      else:
-        value = loss()
-        scaled_loss = value * tf.cast(scale, value.dtype.base_dtype)
-    else:
-      loss = tf.convert_to_tensor(loss)
-      scaled_loss = loss * tf.cast(scale, loss.dtype.base_dtype)
     grads_and_vars = self._opt.compute_gradients(
-        scaled_loss, var_list=var_list, **kwargs)
+        unscale.scaled_loss(loss, scale), var_list=var_list, **kwargs)
     grads = [g for g, _ in grads_and_vars if g is not None]
     if (tf.executing_eagerly() and
         len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
       # The cheapest eager unscale: one call, as the package's.
       unscaled = iter(_floor_unscaled_compiled(grads, scale))
     else:
-      unscaled = iter(_floor_unscaled(grads, scale))
+      unscaled = iter(unscale.unscaled(grads, scale))
     return [(None if g is None else next(unscaled), v)
             for g, v in grads_and_vars]
 
 
-def _floor_unscaled(grads, scale):
-  """Each gradient times `reciprocal(scale)`, cast once per dtype."""
-  inv_by_dtype = {tf.float32: tf.math.reciprocal(scale)}
-
-  def inv(dtype):
-    if dtype not in inv_by_dtype:
-      inv_by_dtype[dtype] = tf.cast(inv_by_dtype[tf.float32], dtype)
-    return inv_by_dtype[dtype]
-
-  result = []
-  for g in grads:
-    if isinstance(g, tf.IndexedSlices):
-      g = tf.IndexedSlices(g.values * inv(g.values.dtype.base_dtype),
-                           g.indices, g.dense_shape)
-    else:
-      g = g * inv(g.dtype.base_dtype)
-    result.append(g)
-  return result
-
-
-_floor_unscaled_compiled = tf.function(_floor_unscaled, reduce_retracing=True,
+# The package's unscale (no check) as one call, for eager floors.
+_floor_unscaled_compiled = tf.function(unscale.unscaled, reduce_retracing=True,
                                        autograph=False)
 
 

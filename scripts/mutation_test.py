@@ -257,10 +257,9 @@ MUTANTS = (
            "global_step)), tf.no_op,",
            (_WRAP,), "graph: the skip's global_step advance on the wrong "
            "branch"),
-    Mutant("O07", _LSO,
-           "      scaled_loss = loss * tf.cast(loss_scale, "
-           "loss.dtype.base_dtype)\n",
-           "      scaled_loss = loss\n",
+    Mutant("O07", _UN,
+           "  return loss * tf.cast(loss_scale, loss.dtype.base_dtype)\n",
+           "  return loss\n",
            (_APPLIED,), "a graph loss tensor is not scaled"),
     Mutant("O08", _LSO,
            "  return tf.raw_ops.Snapshot(input=loss_scale)",
