@@ -46,16 +46,55 @@ def _float_parts(values):
   return [values]
 
 
-def _sparse_check(slices: tf.IndexedSlices):
-  """Whether the per-index sums of `slices` are finite, as the optimizer sums.
+def _duplicates_possible(slices: tf.IndexedSlices) -> bool:
+  """Whether `slices` may hold an index twice: more than one row, or unknown."""
+  values = slices.values
+  rows = tf.compat.dimension_value(values.shape[0]) if values.shape.rank else (
+      None)
+  return rows is None or rows > 1
+
+
+def _duplicate_sums_finite(slices: tf.IndexedSlices) -> tf.Tensor:
+  """Exact: whether every per-index sum of `slices` is finite.
 
   The optimizer applies, per index, the sum of the rows given for it: TF's
   v1 optimizers add duplicates up with `unsorted_segment_sum` in the values'
-  dtype before their sparse update. Rows that are each finite may sum past
-  the dtype's range (two fp16 rows of 40000). The exact check repeats that
-  sum, whose results are all finite exactly when every value is finite and
-  no sum overflows (NaN and Inf survive addition). It runs only when the
-  rows could overflow at all, which a bound decides from the values alone:
+  dtype before their sparse update. This repeats that sum, whose results
+  are all finite exactly when every value is finite and no sum overflows
+  (NaN and Inf survive addition).
+  """
+  unique, positions = tf.unique(slices.indices)
+  sums = tf.math.unsorted_segment_sum(slices.values, positions,
+                                      tf.shape(unique)[0])
+  return tf.reduce_all(
+      [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
+
+
+def _sparse_squares(slices: tf.IndexedSlices) -> Optional[tf.Tensor]:
+  """A float32 sum of squares of the values, if its finiteness settles all.
+
+  When it is finite, every value is finite and no per-index sum can
+  overflow (`_sparse_check`'s bound, which for this many rows is exactly
+  "the sum of squares is finite": `_finite_squares_suffice`). None when the
+  values are half precision (their squares overflow first) or the row
+  count is not static or too large; `_sparse_check` decides those.
+  """
+  part_dtype = slices.values.dtype.real_dtype
+  count = slices.indices.shape.num_elements()
+  if (part_dtype not in (tf.float32, tf.float64) or count is None or
+      count > _finite_squares_suffice(part_dtype)):
+    return None
+  return _as_float32(
+      tf.add_n([tf.nn.l2_loss(p) for p in _float_parts(slices.values)]))
+
+
+def _sparse_check(slices: tf.IndexedSlices):
+  """Whether the per-index sums of `slices` are finite, as the optimizer sums.
+
+  For gradients `_sparse_squares` does not take. Rows that are each finite
+  may sum past the dtype's range (two fp16 rows of 40000), so the exact
+  check (`_duplicate_sums_finite`) runs only when the rows could overflow
+  at all, which a bound decides from the values alone:
 
   `n` rows whose elements have magnitude at most `m` sum, in any order and
   with rounding to nearest, to at most `3 * n * m`. Each addition grows a
@@ -75,73 +114,61 @@ def _sparse_check(slices: tf.IndexedSlices):
     magnitude, and the caller checks the values themselves.
 
   Args:
-    slices: The gradient.
+    slices: The gradient, which may hold duplicates.
 
   Returns:
-    `(check, covers_values)`: a scalar bool tensor, or None when no index
-    can repeat (at most one row); and whether it also decides that every
-    value is finite.
+    `(check, covers_values)`: a scalar bool tensor, and whether it also
+    decides that every value is finite.
   """
   values = slices.values
-  rows = tf.compat.dimension_value(values.shape[0]) if values.shape.rank else (
-      None)
-  if rows is not None and rows <= 1:
-    return None, False  # At most one row: no duplicates.
   part_dtype = values.dtype.real_dtype
   bound_dtype = tf.float64 if part_dtype == tf.float64 else tf.float32
   covers_values = part_dtype in (tf.float32, tf.float64)
+  count = tf.cast(tf.size(slices.indices), bound_dtype)
   if covers_values:
     squares = tf.add_n([tf.nn.l2_loss(p) for p in _float_parts(values)])
-  static_count = slices.indices.shape.num_elements()
-  if covers_values and static_count is not None and (
-      static_count <= _finite_squares_suffice(part_dtype)):
-    # A finite sum of squares bounds `count * largest` below the limit
-    # for this many rows: one op, where the bound below takes five.
-    cannot_overflow = tf.math.is_finite(squares)
+    largest = tf.sqrt(2 * squares)
+    limit = part_dtype.max / 8
   else:
-    count = tf.cast(tf.size(slices.indices), bound_dtype)
-    if covers_values:
-      largest = tf.sqrt(2 * squares)
-      limit = part_dtype.max / 8
-    else:
-      # abs() of a complex tensor is its modulus, which bounds both parts.
-      largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
-      limit = part_dtype.max / 4
-    # NaN compares False: the exact check decides.
-    cannot_overflow = tf.less_equal(count * largest,
-                                    tf.constant(limit, bound_dtype))
-
-  def exact():
-    unique, positions = tf.unique(slices.indices)
-    sums = tf.math.unsorted_segment_sum(values, positions,
-                                        tf.shape(unique)[0])
-    return tf.reduce_all(
-        [tf.reduce_all(tf.math.is_finite(p)) for p in _float_parts(sums)])
-
-  check = _true_unless(cannot_overflow, exact, "duplicate_sums_finite")
+    # abs() of a complex tensor is its modulus, which bounds both parts.
+    largest = tf.cast(tf.reduce_max(tf.abs(values)), bound_dtype)
+    limit = part_dtype.max / 4
+  # NaN compares False: the exact check decides.
+  cannot_overflow = tf.less_equal(count * largest,
+                                  tf.constant(limit, bound_dtype))
+  check = _true_unless(cannot_overflow,
+                       lambda: _duplicate_sums_finite(slices),
+                       "duplicate_sums_finite")
   return check, covers_values
+
+
+def _as_float32(scalar):
+  """A float32 or float64 scalar as float32 (a float64 past its range: Inf)."""
+  return scalar if scalar.dtype == tf.float32 else tf.cast(scalar, tf.float32)
 
 
 def _true_unless(pred, false_fn, name):
   """`tf.cond(pred, lambda: True, false_fn)`: a bool computed only if needed.
 
-  In a plain TF1-style graph it is one Switch on `pred`: `false_fn`'s ops
-  take the Switch's false output (through an identity) as a control input,
-  so when `pred` holds the executor marks them dead and runs none of them,
-  and a Merge takes whichever side is live. A `tf.cond` there would route
-  every tensor `false_fn` reads (every large gradient) through a Switch of
-  its own, on every step. Eagerly, and where a single Switch is not
-  allowed (`single_switch_allowed`), it is that `tf.cond`.
+  In a plain TF1-style graph it is one Switch on `pred`, whose true output
+  is the answer when `pred` holds (it carries `pred`'s value, True).
+  `false_fn`'s ops take the Switch's false output (through an identity) as
+  a control input, so when `pred` holds the executor marks them dead and
+  runs none of them, and a Merge takes whichever side is live. A `tf.cond`
+  there would route every tensor `false_fn` reads (every large gradient)
+  through a Switch of its own, on every step. Eagerly it is a Python `if`;
+  where a single Switch is not allowed (`single_switch_allowed`), a
+  `tf.cond`.
   """
-  if tf.executing_eagerly() or not single_switch_allowed():
+  if tf.executing_eagerly():
+    return tf.constant(True) if bool(pred) else false_fn()
+  if not single_switch_allowed():
     return tf.cond(pred, lambda: tf.constant(True), false_fn, name=name)
   with tf.compat.v1.name_scope(name):
     if_false, if_true = tf.raw_ops.Switch(data=pred, pred=pred)
-    with tf.control_dependencies([tf.identity(if_true, name="pivot_t")]):
-      true_value = tf.constant(True)
     with tf.control_dependencies([tf.identity(if_false, name="pivot_f")]):
       false_value = false_fn()
-    return tf.raw_ops.Merge(inputs=[true_value, false_value]).output
+    return tf.raw_ops.Merge(inputs=[if_true, false_value]).output
 
 
 def _finite_squares_suffice(dtype) -> float:
@@ -166,29 +193,43 @@ def _finite_squares_suffice(dtype) -> float:
 # 32-gradient MLP was faster: 1.05 against 1.21).
 EAGER_COMPILE_MIN_GRADIENTS = 8
 
-# Gradients with at most this many elements are checked exactly, all at once
-# (one concat per dtype); larger ones take the sum fast path below.
+# Gradients with at most this many elements are checked together, in few
+# parts (`_small_parts`); each larger one is summed on its own.
 _SMALL_GRAD_ELEMENTS = 1 << 14
 
 
-def _is_finite_all(tensors) -> tf.Tensor:
-  """Exact: one is_finite over the flattened tensors (all of one dtype)."""
-  # Tensors that agree in every dimension but the first are concatenated as
-  # they are: one op for the group, where flattening first costs a reshape
-  # per tensor (500 of them for 500 small variables).
+def _small_parts(tensors):
+  """`tensors` (all small, of one dtype) as few tensors: one op per group.
+
+  Tensors that agree in every dimension but the first are concatenated as
+  they are (500 small variables make a handful of parts, with no reshape
+  each), and scalars are stacked.
+  """
   by_tail = {}
   for t in tensors:
     # as_list(): under disable_v2_behavior() a shape's entries are
     # Dimension objects, which cannot be dict keys.
-    tail = (tuple(t.shape[1:].as_list())
-            if t.shape.rank and t.shape[1:].is_fully_defined() else None)
+    if t.shape.rank == 0:
+      tail = "scalar"
+    elif t.shape.rank and t.shape[1:].is_fully_defined():
+      tail = tuple(t.shape[1:].as_list())
+    else:
+      tail = None
     by_tail.setdefault(tail, []).append(t)
   parts = []
   for tail, group in by_tail.items():
     if tail is None or len(group) == 1:
       parts.extend(group)
+    elif tail == "scalar":
+      parts.append(tf.stack(group))
     else:
       parts.append(tf.concat(group, 0))
+  return parts
+
+
+def _is_finite_all(tensors) -> tf.Tensor:
+  """Exact: one is_finite over the flattened tensors (all of one dtype)."""
+  parts = _small_parts(tensors)
   if len(parts) == 1:
     # reduce_all reduces every axis: nothing to flatten.
     return tf.reduce_all(tf.math.is_finite(parts[0]))
@@ -338,21 +379,23 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
 
   The answer is always the exact one; how it is computed depends on size:
 
-  * Small gradients (biases, norms) are flattened, concatenated per dtype and
-    checked with one `is_finite`: per-tensor ops, not bytes, dominate there.
-  * Large float32/float64 gradients are summed (one read, no full-size
-    temporary) and the total is tested: a NaN or Inf anywhere makes the total
-    non-finite, so a finite total proves every element finite. Only a
-    non-finite total (a real NaN/Inf, or the sum itself overflowing) runs the
-    exact elementwise check, in a `tf.cond`.
-  * Large half-precision gradients would overflow such a sum long before
-    their elements do, so they are checked exactly.
+  * Each float32 or float64 gradient gives one float32 scalar: a large one
+    its sum (one read, no full-size temporary), small ones (biases, norms)
+    the sum of squares of a few concatenated parts, where per-tensor ops,
+    not bytes, dominate. The scalars are added up: a NaN or Inf anywhere
+    makes the total non-finite, so a finite total proves every element
+    finite, with one `IsFinite` for the step. Only a non-finite total (a
+    real NaN or Inf, or a sum that overflowed) runs the exact elementwise
+    check, behind one Switch (`all_finite_ops`).
+  * Half-precision gradients would overflow such sums long before their
+    elements do, so they are checked exactly.
   * Complex gradients are checked through both parts: NaN or Inf in the
     real or the imaginary part is not finite.
   * An IndexedSlices gradient is checked through its values, and, when it
     may hold duplicate indices whose rows could sum past the dtype's range,
-    through the per-index sums the optimizer would apply (see
-    `_sparse_check`).
+    through the per-index sums the optimizer would apply (for float32 and
+    float64 values, the sum of squares of its values bounds them, and is
+    one of the scalars above: `_sparse_squares`; else `_sparse_check`).
 
   A gradient the unscale already checked, handed back as the very tensor
   it returned (`remember_finite`), is not checked again: its flag is used.
@@ -405,40 +448,83 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
 def all_finite_ops(grads) -> tf.Tensor:
   """`all_finite` of floating or complex gradients, as ops of the graph.
 
-  It never consults remembered flags.
+  It never consults remembered flags. Every float32 and float64 gradient
+  gives one float32 scalar, and the scalars are added up: a finite total
+  proves each of them finite (NaN and Inf survive addition), so on a
+  finite step one `IsFinite` decides them all.
+
+  * Small gradients (biases, norms) give the sums of squares (`l2_loss`)
+    of a few parts that concatenate them (`_small_parts`): per-tensor ops,
+    not bytes, dominate there. Without any large or sparse gradient, which
+    need the Switch below, they are checked exactly instead, with no
+    Switch.
+  * A large one gives its sum: one read, no full-size temporary.
+  * An `IndexedSlices` that may repeat an index gives the sum of squares
+    of its values, which also bounds its per-index sums
+    (`_sparse_squares`).
+
+  Only a non-finite total (a real NaN or Inf, or a sum that overflowed
+  although every element is finite) runs the exact checks of the same
+  tensors, behind one Switch (`_true_unless`). Half-precision gradients,
+  whose sums would overflow long before their elements do, and sparse ones
+  `_sparse_squares` does not take, are checked exactly on every step.
   """
-  small_by_dtype = {}
-  summable = []
-  checks = []
+  terms = []  # float32 scalars whose finite total proves `parts` finite.
+  parts = []  # float32/float64 tensors `terms` cover (small parts, large).
+  sparse = []  # IndexedSlices whose per-index sums `terms` cover.
+  small = {}  # dtype -> small float32/float64 tensors.
+  small_half = {}  # dtype -> small half-precision tensors.
+  checks = []  # Exact flags, run on every step.
   for grad in grads:
     values = _values(grad)
-    if isinstance(grad, tf.IndexedSlices):
+    if isinstance(grad, tf.IndexedSlices) and _duplicates_possible(grad):
+      squares = _sparse_squares(grad)
+      if squares is not None:
+        terms.append(squares)
+        sparse.append(grad)
+        continue
       sums_finite, covers_values = _sparse_check(grad)
-      if sums_finite is not None:
-        checks.append(sums_finite)
+      checks.append(sums_finite)
       if covers_values:
         continue
     for g in _float_parts(values):
       size = g.shape.num_elements()
-      if size is not None and size <= _SMALL_GRAD_ELEMENTS:
-        small_by_dtype.setdefault(g.dtype, []).append(g)
-      elif g.dtype in (tf.float32, tf.float64):
-        summable.append(g)
+      is_small = size is not None and size <= _SMALL_GRAD_ELEMENTS
+      if g.dtype in (tf.float32, tf.float64):
+        if is_small:
+          small.setdefault(g.dtype, []).append(g)
+        else:
+          terms.append(_as_float32(tf.reduce_sum(g)))
+          parts.append(g)
+      elif is_small:
+        small_half.setdefault(g.dtype, []).append(g)
       else:
         checks.append(_is_finite_all([g]))
-  checks.extend(_is_finite_all(group) for group in small_by_dtype.values())
-  if summable:
-    total = tf.add_n([
-        tf.reduce_sum(g) if g.dtype == tf.float32 else
-        tf.cast(tf.reduce_sum(g), tf.float32) for g in summable
-    ])
-    # The fallback reads only the large gradients: under a `tf.cond` each
-    # would take a Switch, which costs more than checking a small one.
-    checks.append(
-        _true_unless(tf.math.is_finite(total),
-                     lambda: tf.reduce_all(
-                         tf.stack([_is_finite_all([g]) for g in summable])),
-                     "all_finite_exact"))
+  if terms:
+    # The Switch is built anyway: small gradients join the total.
+    for group in small.values():
+      for part in _small_parts(group):
+        terms.append(_as_float32(tf.nn.l2_loss(part)))
+        parts.append(part)
+  else:
+    # Small gradients alone: checked exactly, with no Switch.
+    checks.extend(_is_finite_all(group) for group in small.values())
+  checks.extend(_is_finite_all(group) for group in small_half.values())
+  if terms:
+
+    def exact():
+      flags = [tf.reduce_all(tf.math.is_finite(p)) for p in parts]
+      flags.extend(_duplicate_sums_finite(s) for s in sparse)
+      return flags[0] if len(flags) == 1 else tf.reduce_all(tf.stack(flags))
+
+    total = terms[0] if len(terms) == 1 else tf.add_n(terms)
+    if tf.executing_eagerly():
+      # The step waits for the flag anyway: NumPy tests it, one op fewer.
+      checks.append(tf.constant(True) if np.isfinite(total.numpy()) else
+                    exact())
+    else:
+      checks.append(_true_unless(tf.math.is_finite(total), exact,
+                                 "all_finite_exact"))
   if not checks:
     return tf.constant(True)
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))

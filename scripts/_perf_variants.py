@@ -339,6 +339,83 @@ def _old_ops():
     lso_lib._read_once, skip_decision._finite_squares_suffice = saved
 
 
+def _all_finite_ops_before(grads):
+  """`skip_decision.all_finite_ops` as it was before one total took all.
+
+  A sparse gradient's sum of squares tested alone, behind a Switch of its
+  own; small gradients checked exactly (one `IsFinite` and `All` per
+  dtype); large ones summed into a total behind another Switch; and the
+  flags stacked and reduced.
+  """
+  # pylint: disable=protected-access
+  sd = skip_decision
+  small_by_dtype, summable, checks = {}, [], []
+  for grad in grads:
+    values = sd._values(grad)
+    if isinstance(grad, tf.IndexedSlices) and sd._duplicates_possible(grad):
+      squares = sd._sparse_squares(grad)
+      if squares is not None:
+        checks.append(sd._true_unless(
+            tf.math.is_finite(squares),
+            lambda g=grad: sd._duplicate_sums_finite(g),
+            "duplicate_sums_finite"))
+        continue
+      sums_finite, covers_values = sd._sparse_check(grad)
+      checks.append(sums_finite)
+      if covers_values:
+        continue
+    for g in sd._float_parts(values):
+      size = g.shape.num_elements()
+      if size is not None and size <= sd._SMALL_GRAD_ELEMENTS:
+        small_by_dtype.setdefault(g.dtype, []).append(g)
+      elif g.dtype in (tf.float32, tf.float64):
+        summable.append(g)
+      else:
+        checks.append(sd._is_finite_all([g]))
+  checks.extend(sd._is_finite_all(group) for group in small_by_dtype.values())
+  if summable:
+    total = tf.add_n([sd._as_float32(tf.reduce_sum(g)) for g in summable])
+    checks.append(sd._true_unless(
+        tf.math.is_finite(total),
+        lambda: tf.reduce_all(
+            tf.stack([sd._is_finite_all([g]) for g in summable])),
+        "all_finite_exact"))
+  if not checks:
+    return tf.constant(True)
+  return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
+# The variant's own compiled functions: the package's are traced with the
+# package's check, and a trace is shared by every caller.
+_OLD_CHECK_COMPILED = tf.function(_all_finite_ops_before,
+                                  reduce_retracing=True, autograph=False)
+_OLD_UNSCALE_AND_CHECK_COMPILED = tf.function(
+    lambda grads, scale: unscale_lib._unscale_and_check(grads, scale),  # pylint: disable=protected-access
+    reduce_retracing=True, autograph=False)
+
+
+@contextlib.contextmanager
+def _old_check():
+  """The package with `all_finite_ops` as it was before one total took all."""
+  # pylint: disable=protected-access
+  saved = (skip_decision.all_finite_ops, skip_decision._all_finite_compiled,
+           unscale_lib._unscale_and_check_compiled)
+  skip_decision.all_finite_ops = _all_finite_ops_before
+  skip_decision._all_finite_compiled = _OLD_CHECK_COMPILED
+  unscale_lib._unscale_and_check_compiled = _OLD_UNSCALE_AND_CHECK_COMPILED
+  try:
+    yield
+  finally:
+    (skip_decision.all_finite_ops, skip_decision._all_finite_compiled,
+     unscale_lib._unscale_and_check_compiled) = saved
+
+
+def _old_check_lso(inner):
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _old_check)
+
+
 class _CompileAllLSO(cmp.LossScaleOptimizer):
   """The package with every eager step's unscale and check compiled.
 
@@ -454,6 +531,9 @@ VARIANTS = {
     "eager_compile_all": _compile_all,
     # The package's graph before this round's op cuts (graph cases).
     "old_ops": _old_ops_lso,
+    # The package's check before every gradient joined one total (each
+    # sparse gradient, the small ones and the large ones checked apart).
+    "old_check": _old_check_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }
