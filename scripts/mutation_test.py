@@ -114,12 +114,10 @@ MUTANTS = (
            "incr_every_n_steps)",
            (_LST,), "graph policy: the count runs on the step that grows"),
     Mutant("S03", _SD,
-           "    if tail is None or len(group) == 1:\n"
-           "      parts.extend(group)",
-           "    if tail is None or len(group) == 1:\n"
+           "      parts.append(tf.stack(group))",
            "      parts.append(group[0])",
-           (_SKIP,), "_is_finite_all checks only the first of several "
-           "scalar or unknown-shape gradients"),
+           (_SKIP,), "_small_parts keeps only the first of several scalar "
+           "gradients"),
     Mutant("R01", _SR,
            '    "SparseAccumulatorTakeGradient",\n', "",
            (_WRAP,), "a sparse accumulator's take is not recognised"),
@@ -137,31 +135,36 @@ MUTANTS = (
            "    return [tf.math.real(values)]",
            (_EAGER,), "a complex gradient is checked by its real part only"),
     Mutant("S06", _SD,
-           "  if rows is not None and rows <= 1:",
-           "  if rows is not None and rows <= 2:",
+           "  return rows is None or rows > 1",
+           "  return rows is None or rows > 2",
            (_DUP,), "off by one: two rows are taken as unable to repeat"),
     Mutant("S07", _SD,
-           "  check = _true_unless(cannot_overflow, exact, "
-           "\"duplicate_sums_finite\")",
-           "  check = _true_unless(tf.logical_not(cannot_overflow), exact, "
-           "\"duplicate_sums_finite\")",
+           "  check = _true_unless(cannot_overflow,",
+           "  check = _true_unless(tf.logical_not(cannot_overflow),",
            (_DUP,), "the bound's branches swapped"),
     Mutant("S08", _SD,
-           "    sums = tf.math.unsorted_segment_sum(values, positions,",
-           "    sums = tf.math.unsorted_segment_max(values, positions,",
+           "  sums = tf.math.unsorted_segment_sum(slices.values, positions,",
+           "  sums = tf.math.unsorted_segment_max(slices.values, positions,",
            (_DUP,), "the exact check takes the per-index max, not the sum"),
     Mutant("S09", _SD,
-           "      true_value = tf.constant(True)",
-           "      true_value = tf.constant(False)",
-           (_SKIP,), "a finite total of large gradients reads as non-finite "
-           "(plain graphs)"),
+           "    return tf.raw_ops.Merge(inputs=[if_true, false_value]).output",
+           "    return tf.raw_ops.Merge(\n"
+           "        inputs=[tf.logical_not(if_true), false_value]).output",
+           (_SKIP,), "a finite total reads as non-finite (plain graphs)"),
     Mutant("S10", _SD,
-           "                     lambda: tf.reduce_all(\n"
-           "                         tf.stack([_is_finite_all([g]) for g in "
-           "summable])),",
-           "                     lambda: tf.constant(False),",
+           "      flags = [tf.reduce_all(tf.math.is_finite(p)) for p in parts]",
+           "      flags = [tf.constant(False) for p in parts]",
            (_SKIP,), "an overflowing total of finite gradients is not "
            "checked exactly"),
+    Mutant("S15", _SD,
+           "      checks.append(tf.constant(True) if np.isfinite(total.numpy())",
+           "      checks.append(tf.constant(False) if np.isfinite(total.numpy())",
+           (_SKIP,), "a finite total reads as non-finite (eager)"),
+    Mutant("S16", _SD,
+           "        parts.append(part)\n  else:",
+           "  else:",
+           (_SKIP, _UNSCALE), "small gradients are left out of the exact "
+           "check that a non-finite total runs"),
     Mutant("S11", _SD,
            "    if not (values.dtype.is_floating or values.dtype.is_complex):",
            "    if not values.dtype.is_floating:",
