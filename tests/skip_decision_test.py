@@ -127,6 +127,68 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
 
     self.assertEqual(bool(evaluate(mode, fn)), poisoned is None)
 
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(where=None, value=None, expected=True),
+          dict(where="large", value=np.nan, expected=False),
+          dict(where=0, value=np.inf, expected=False),
+          dict(where=1, value=np.nan, expected=False),
+          dict(where=2, value=-np.inf, expected=False),
+          dict(where=3, value=np.nan, expected=False),
+          dict(where=4, value=np.inf, expected=False),
+          dict(where="sparse", value=np.nan, expected=False),
+          # Finite values whose squares overflow float32: the total is
+          # Inf, and the exact check must still say True.
+          dict(where=0, value=1e30, expected=True),
+          dict(where=4, value=1e300, expected=True),
+          dict(where="sparse", value=BIG, expected=True),
+          # Two rows for one index: finite rows, an overflowing sum.
+          dict(where="duplicate", value=1.5 * BIG, expected=False),
+      ])
+  def test_small_gradients_join_the_total(self, mode, case):
+    # Beside a large or a sparse gradient, small ones join the one total
+    # the step tests; a non-finite element in any of them must still make
+    # the answer False, and a finite one whose square overflows must not.
+    small = [np.ones([3, 4], np.float32), np.ones([5, 4], np.float32),
+             np.array(2.0, np.float32), np.array(-3.0, np.float32),
+             np.ones([2], np.float64)]
+    large = np.ones([20000], np.float32)
+    rows = np.ones([4, 2], np.float32)
+    indices = np.array([0, 1, 2, 3], np.int64)
+    where, value = case["where"], case["value"]
+    if isinstance(where, int):
+      small[where].reshape(-1)[-1] = value
+    elif where == "large":
+      large[123] = value
+    elif where == "sparse":
+      rows[2, 1] = value
+    elif where == "duplicate":
+      rows[1:3, 0] = value
+      indices[2] = 1
+
+    def fn():
+      sparse = tf.IndexedSlices(tf.constant(rows), tf.constant(indices),
+                                tf.constant([5, 2], tf.int64))
+      return skip_decision.all_finite(
+          [tf.constant(large), sparse] + [tf.constant(v) for v in small])
+
+    self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
+
+  def test_one_finiteness_test_per_step(self):
+    # A large, a sparse and small gradients: the step tests one total; the
+    # exact checks are built behind its Switch, and run only when it fails.
+    with tf.Graph().as_default() as g:
+      skip_decision.all_finite([
+          tf.ones([200, 100]), tf.ones([10]), tf.ones([5, 5]),
+          tf.IndexedSlices(tf.ones([4, 3]), tf.constant([0, 1, 1, 2]),
+                           tf.constant([9, 3]))])
+      outside = [op.type for op in g.get_operations()
+                 if not op.name.startswith("all_finite_exact/")]
+    self.assertEqual(outside.count("IsFinite"), 1, outside)
+    self.assertNotIn("All", outside)
+    self.assertEqual(outside.count("Switch"), 0, outside)
+
   def test_tf1_shapes_under_disable_v2_behavior(self):
     # Under disable_v2_behavior() shapes hold Dimension objects, which are
     # unhashable: grouping gradients by their trailing dimensions must still
