@@ -445,7 +445,7 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   return tf.reduce_all(tf.stack(checks))
 
 
-def all_finite_ops(grads) -> tf.Tensor:
+def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   """`all_finite` of floating or complex gradients, as ops of the graph.
 
   It never consults remembered flags. Every float32 and float64 gradient
@@ -468,17 +468,29 @@ def all_finite_ops(grads) -> tf.Tensor:
   tensors, behind one Switch (`_true_unless`). Half-precision gradients,
   whose sums would overflow long before their elements do, and sparse ones
   `_sparse_squares` does not take, are checked exactly on every step.
+
+  With `scaled`, the total is taken over the gradients of the scaled loss
+  instead, which a graph can then compute beside the unscale's multiplies
+  rather than after them (see `all_finite_scaled`). The answer is the same.
+
+  Args:
+    grads: Floating or complex gradients (tensors or IndexedSlices).
+    scaled: None, or what each gradient was unscaled from: `grads[i]` is
+      `scaled[i]` times `inverse` cast to its dtype (for an IndexedSlices,
+      its values, with the same indices).
+    inverse: With `scaled`: the float32 scalar it was unscaled by.
   """
-  terms = []  # float32 scalars whose finite total proves `parts` finite.
-  parts = []  # float32/float64 tensors `terms` cover (small parts, large).
+  sources = grads if scaled is None else scaled
+  terms = []  # float32 scalars whose finite total proves the rest finite.
+  large = []  # Large float32/float64 gradients `terms` cover.
   sparse = []  # IndexedSlices whose per-index sums `terms` cover.
-  small = {}  # dtype -> small float32/float64 tensors.
-  small_half = {}  # dtype -> small half-precision tensors.
+  small = {}  # dtype -> [(small float32/float64 gradient, its source)].
+  small_half = {}  # dtype -> small half-precision gradients.
   checks = []  # Exact flags, run on every step.
-  for grad in grads:
+  for grad, source in zip(grads, sources):
     values = _values(grad)
     if isinstance(grad, tf.IndexedSlices) and _duplicates_possible(grad):
-      squares = _sparse_squares(grad)
+      squares = _sparse_squares(source)
       if squares is not None:
         terms.append(squares)
         sparse.append(grad)
@@ -487,32 +499,41 @@ def all_finite_ops(grads) -> tf.Tensor:
       checks.append(sums_finite)
       if covers_values:
         continue
-    for g in _float_parts(values):
+    for g, s in zip(_float_parts(values), _float_parts(_values(source))):
       size = g.shape.num_elements()
       is_small = size is not None and size <= _SMALL_GRAD_ELEMENTS
       if g.dtype in (tf.float32, tf.float64):
         if is_small:
-          small.setdefault(g.dtype, []).append(g)
+          small.setdefault(g.dtype, []).append((g, s))
         else:
-          terms.append(_as_float32(tf.reduce_sum(g)))
-          parts.append(g)
+          terms.append(_as_float32(tf.reduce_sum(s)))
+          large.append(g)
       elif is_small:
         small_half.setdefault(g.dtype, []).append(g)
       else:
         checks.append(_is_finite_all([g]))
+  small_parts = []  # The small gradients' parts, once built.
   if terms:
     # The Switch is built anyway: small gradients join the total.
-    for group in small.values():
-      for part in _small_parts(group):
-        terms.append(_as_float32(tf.nn.l2_loss(part)))
-        parts.append(part)
+    for pairs in small.values():
+      parts = _small_parts([s for _, s in pairs])
+      terms.extend(_as_float32(tf.nn.l2_loss(p)) for p in parts)
+      if scaled is None:
+        small_parts.extend(parts)
   else:
     # Small gradients alone: checked exactly, with no Switch.
-    checks.extend(_is_finite_all(group) for group in small.values())
+    checks.extend(_is_finite_all([g for g, _ in pairs])
+                  for pairs in small.values())
   checks.extend(_is_finite_all(group) for group in small_half.values())
   if terms:
 
     def exact():
+      parts = list(large)
+      if scaled is None:
+        parts.extend(small_parts)
+      else:
+        for pairs in small.values():
+          parts.extend(_small_parts([g for g, _ in pairs]))
       flags = [tf.reduce_all(tf.math.is_finite(p)) for p in parts]
       flags.extend(_duplicate_sums_finite(s) for s in sparse)
       return flags[0] if len(flags) == 1 else tf.reduce_all(tf.stack(flags))
@@ -520,14 +541,43 @@ def all_finite_ops(grads) -> tf.Tensor:
     total = terms[0] if len(terms) == 1 else tf.add_n(terms)
     if tf.executing_eagerly():
       # The step waits for the flag anyway: NumPy tests it, one op fewer.
-      checks.append(tf.constant(True) if np.isfinite(total.numpy()) else
-                    exact())
+      fast = np.isfinite(total.numpy()) and (
+          scaled is None or abs(float(inverse)) <= 1)
+      checks.append(tf.constant(True) if fast else exact())
     else:
-      checks.append(_true_unless(tf.math.is_finite(total), exact,
-                                 "all_finite_exact"))
+      fast = tf.math.is_finite(total)
+      if scaled is not None:
+        fast = tf.logical_and(fast, tf.abs(inverse) <= 1)
+      checks.append(_true_unless(fast, exact, "all_finite_exact"))
   if not checks:
     return tf.constant(True)
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
+def all_finite_scaled(grads, scaled, inverse) -> tf.Tensor:
+  """`all_finite(grads)`, for gradients just unscaled from `scaled`.
+
+  `grads[i]` is `scaled[i]` times `inverse` cast to its dtype (for an
+  IndexedSlices, its values, with the same indices); no None among them.
+  The fast path's total reads `scaled`, so in a graph it runs beside the
+  multiplies instead of waiting for them; the exact checks behind it read
+  `grads`. The answer is `all_finite(grads)`'s:
+
+  When `|inverse| <= 1` (a loss scale of at least 1, as both TF 1.15
+  managers keep it) each element of `grads` is at most its scaled
+  element in magnitude (rounding is monotonic, and the inverse cast to any
+  dtype stays at most 1), so a finite scaled element gives a finite
+  unscaled one, and the scaled values' sum of squares bounds the unscaled
+  ones' per-index sums as well as their own. A NaN or Inf among the
+  scaled values makes the total non-finite. Any other scale, and any
+  non-finite total, runs the exact checks of `grads`.
+  """
+  pairs = [(g, s) for g, s in zip(grads, scaled)
+           if _values(g).dtype.is_floating or _values(g).dtype.is_complex]
+  if not pairs:
+    return tf.constant(True)
+  return all_finite_ops([g for g, _ in pairs], [s for _, s in pairs],
+                        inverse)
 
 
 # `all_finite_ops` as one function for eager callers. `reduce_retracing`: a

@@ -84,7 +84,11 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
   One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
   has its values multiplied and stays sparse.
   """
-  inv = _reciprocals(loss_scale)
+  return _times(grads, _reciprocals(loss_scale))
+
+
+def _times(grads, inv):
+  """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values)."""
   result = []
   for g in grads:
     if isinstance(g, tf.IndexedSlices):
@@ -96,9 +100,16 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
 
 
 def _unscale_and_check(grads, loss_scale):
-  """`unscaled(grads)`, and `skip_decision.all_finite` of them."""
-  result = unscaled(grads, loss_scale)
-  return result, skip_decision.all_finite(result)
+  """`unscaled(grads)`, and `skip_decision.all_finite` of them.
+
+  The check's fast path reads `grads` themselves, so that in a graph it
+  runs beside the multiplies instead of after them
+  (`skip_decision.all_finite_scaled`); its answer is the same.
+  """
+  inv = _reciprocals(loss_scale)
+  result = _times(grads, inv)
+  return result, skip_decision.all_finite_scaled(result, grads,
+                                                 inv(tf.float32))
 
 
 # `_unscale_and_check` as one call for eager steps. `reduce_retracing`: a
@@ -205,6 +216,12 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
     # make a trace per value.
     result, flag = _unscale_and_check_compiled(
         grads, tf.cast(loss_scale, tf.float32))
+    skip_decision.remember_finite(result, flag)
+    return result
+  if _tf_compat.is_building_function() and _flag_can_follow():
+    # In a function the check runs beside the multiplies; a flag no apply
+    # uses (the caller replaced the gradients) is pruned with its ops.
+    result, flag = _unscale_and_check(grads, loss_scale)
     skip_decision.remember_finite(result, flag)
     return result
   return unscaled(grads, loss_scale)

@@ -339,15 +339,17 @@ def _old_ops():
     lso_lib._read_once, skip_decision._finite_squares_suffice = saved
 
 
-def _all_finite_ops_before(grads):
+def _all_finite_ops_before(grads, scaled=None, inverse=None):
   """`skip_decision.all_finite_ops` as it was before one total took all.
 
   A sparse gradient's sum of squares tested alone, behind a Switch of its
   own; small gradients checked exactly (one `IsFinite` and `All` per
   dtype); large ones summed into a total behind another Switch; and the
-  flags stacked and reduced.
+  flags stacked and reduced. Always over the unscaled gradients, after the
+  multiplies (`scaled` is ignored).
   """
   # pylint: disable=protected-access
+  del scaled, inverse
   sd = skip_decision
   small_by_dtype, summable, checks = {}, [], []
   for grad in grads:
@@ -414,6 +416,37 @@ def _old_check_lso(inner):
   return _PatchedLSO(
       inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
       _old_check)
+
+
+_AFTER_UNSCALE_COMPILED = tf.function(
+    lambda grads, scale: unscale_lib._unscale_and_check(grads, scale),  # pylint: disable=protected-access
+    reduce_retracing=True, autograph=False)
+
+
+@contextlib.contextmanager
+def _check_after_unscale():
+  """The package with its check reading the unscaled gradients.
+
+  As before the check's total read the scaled ones: in a function, and
+  in a compiled eager step, it waited for the multiplies.
+  """
+  # pylint: disable=protected-access
+  saved = (skip_decision.all_finite_scaled,
+           unscale_lib._unscale_and_check_compiled)
+  skip_decision.all_finite_scaled = (
+      lambda grads, scaled, inverse: skip_decision.all_finite_ops(grads))
+  unscale_lib._unscale_and_check_compiled = _AFTER_UNSCALE_COMPILED
+  try:
+    yield
+  finally:
+    (skip_decision.all_finite_scaled,
+     unscale_lib._unscale_and_check_compiled) = saved
+
+
+def _check_after_unscale_lso(inner):
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _check_after_unscale)
 
 
 class _CompileAllLSO(cmp.LossScaleOptimizer):
@@ -534,6 +567,9 @@ VARIANTS = {
     # The package's check before every gradient joined one total (each
     # sparse gradient, the small ones and the large ones checked apart).
     "old_check": _old_check_lso,
+    # The package with its check reading the unscaled gradients, after the
+    # multiplies (function and compiled eager steps differ).
+    "check_after_unscale": _check_after_unscale_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

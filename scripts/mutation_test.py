@@ -77,11 +77,14 @@ MUTANTS = (
            "  if part_dtype == tf.float64:\n"
            "    return None, False\n",
            (_DUP,), "_sparse_check returns early for float64"),
-    Mutant("S02", _UN,
-           "  return result, skip_decision.all_finite(result)",
-           "  return result, skip_decision.all_finite(\n"
-           "      [g for g in result if not isinstance(g, tf.IndexedSlices)])",
-           (_EAGER,), "the eager compiled check drops IndexedSlices"),
+    Mutant("S02", _SD,
+           "           if _values(g).dtype.is_floating or "
+           "_values(g).dtype.is_complex]",
+           "           if (_values(g).dtype.is_floating or "
+           "_values(g).dtype.is_complex) and\n"
+           "           not isinstance(g, tf.IndexedSlices)]",
+           (_EAGER, _UNSCALE), "the check after the unscale (compiled eager "
+           "steps, functions) drops IndexedSlices"),
     Mutant("O01", _LSO,
            "        grads, loss_scale, xla=getattr(self, \"_xla_unscale\", "
            "False)))\n",
@@ -107,6 +110,11 @@ MUTANTS = (
            "      skip_decision.remember_finite(not_fused, all_flag)",
            (_UNSCALE,), "the XLA flag is remembered for the sparse gradients "
            "it did not check"),
+    Mutant("U04", _SD,
+           "        fast = tf.logical_and(fast, tf.abs(inverse) <= 1)",
+           "        fast = tf.logical_and(fast, tf.abs(inverse) <= 100)",
+           (_UNSCALE,), "the scaled gradients' total is trusted for a scale "
+           "below 1, where the unscale can overflow"),
     Mutant("L10", _LS,
            "    just_count = tf.logical_and(is_finite, good < "
            "incr_every_n_steps - 1)",
@@ -157,14 +165,19 @@ MUTANTS = (
            (_SKIP,), "an overflowing total of finite gradients is not "
            "checked exactly"),
     Mutant("S15", _SD,
-           "      checks.append(tf.constant(True) if np.isfinite(total.numpy())",
-           "      checks.append(tf.constant(False) if np.isfinite(total.numpy())",
+           "      checks.append(tf.constant(True) if fast else exact())",
+           "      checks.append(tf.constant(False) if fast else exact())",
            (_SKIP,), "a finite total reads as non-finite (eager)"),
     Mutant("S16", _SD,
-           "        parts.append(part)\n  else:",
-           "  else:",
+           "      if scaled is None:\n        small_parts.extend(parts)",
+           "      if scaled is None:\n        pass",
            (_SKIP, _UNSCALE), "small gradients are left out of the exact "
            "check that a non-finite total runs"),
+    Mutant("S17", _SD,
+           "          parts.extend(_small_parts([g for g, _ in pairs]))",
+           "          pass",
+           (_SKIP, _UNSCALE), "small gradients are left out of the exact "
+           "check, after a non-finite total of the scaled gradients"),
     Mutant("S11", _SD,
            "    if not (values.dtype.is_floating or values.dtype.is_complex):",
            "    if not values.dtype.is_floating:",

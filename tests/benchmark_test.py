@@ -330,7 +330,8 @@ def _control_ancestors(op):
 
   def test_variants_are_paired_against_the_package(self):
     # The package's old paths run beside it; each gets lso_exp minus it.
-    names = ("old_ops", "old_check", "xla_unscale", "eager_two_calls",
+    names = ("old_ops", "old_check", "check_after_unscale", "xla_unscale",
+             "eager_two_calls",
              "eager_compile_all")
     path = os.path.join(self._tmp, "variants.json")
     result = _run("--quick", "--cases", "emb_graph,mlp_eager", "--variants",

@@ -215,6 +215,79 @@ def _flags(poisons):
   return flags
 
 
+class _ConstantScale(mp.LossScaleManager):
+  """A user's manager whose scale is below 1, which TF 1.15's never are."""
+
+  def __init__(self, scale):
+    self._scale = scale
+
+  def get_loss_scale(self):
+    return tf.constant(self._scale, tf.float32)
+
+  def update_loss_scale(self, finite_grads):
+    del finite_grads
+    return None if tf.executing_eagerly() else tf.no_op()
+
+
+class ScaleBelowOneTest(tf.test.TestCase, parameterized.TestCase):
+  """Unscaling multiplies by 4 here: a finite scaled gradient can overflow.
+
+  Inside a function, and in a compiled eager step, the check's fast path
+  reads the scaled gradients (`skip_decision.all_finite_scaled`); that
+  proves the unscaled ones finite only for a scale of at least 1.
+  """
+
+  @parameterized.product(mode=("function", "eager", "graph"),
+                         layers=(2, skip_decision.EAGER_COMPILE_MIN_GRADIENTS),
+                         overflow=(False, True))
+  def test_what_the_unscale_overflows_is_skipped(self, mode, layers,
+                                                 overflow):
+    # The first variable's first element gets d(0.25 * sum(w * b * a))/dw
+    # = (0.25 * a) * b = 1e38 (finite) when a = 2; unscaled, times 4:
+    # 4e38, past float32's range. With a = 1 it is 2e38 and finite. Every
+    # other element's gradient is 0, so the sums stay finite: only the
+    # scale decides.
+    a = np.zeros([20000], np.float32)
+    a[0] = 2.0 if overflow else 1.0
+    b = 2e38
+
+    def build():
+      ws = [tf.compat.v1.Variable(tf.ones([20000]), name="w{}".format(i))
+            for i in range(layers)]
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1e-30),
+          _ConstantScale(0.25))
+
+      def loss():
+        return tf.add_n([tf.reduce_sum(w * b * (a if i == 0 else 0 * a))
+                         for i, w in enumerate(ws)])
+
+      return ws, opt, loss
+
+    if mode == "graph":
+      with tf.Graph().as_default():
+        ws, opt, loss = build()
+        train = opt.minimize(loss())
+        with tf.compat.v1.Session() as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          sess.run(train)
+          values = sess.run(ws)
+    else:
+      ws, opt, loss = build()
+
+      def step():
+        opt.minimize(loss, var_list=ws)
+
+      if mode == "function":
+        step = tf.function(step)
+      step()
+      values = [w.numpy() for w in ws]
+    expected = np.ones([layers, 20000], np.float32)
+    if not overflow:
+      expected[0, 0] = np.float32(1.0) - np.float32(1e-30) * np.float32(2e38)
+    self.assertAllEqual(values, expected)
+
+
 class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
 
   def _assert_history(self, history, expected):
