@@ -469,9 +469,10 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   whose sums would overflow long before their elements do, and sparse ones
   `_sparse_squares` does not take, are checked exactly on every step.
 
-  With `scaled`, the total is taken over the gradients of the scaled loss
-  instead, which a graph can then compute beside the unscale's multiplies
-  rather than after them (see `all_finite_scaled`). The answer is the same.
+  With `scaled`, the sums of squares (of small and sparse gradients) are
+  taken over the gradients of the scaled loss instead, which a graph can
+  then compute beside the unscale's multiplies rather than after them (see
+  `all_finite_scaled`). The answer is the same.
 
   Args:
     grads: Floating or complex gradients (tensors or IndexedSlices).
@@ -506,7 +507,11 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
         if is_small:
           small.setdefault(g.dtype, []).append((g, s))
         else:
-          terms.append(_as_float32(tf.reduce_sum(s)))
+          # Summed after its multiply even with `scaled`: a buffer read by
+          # the sum too could not be overwritten in place by the multiply,
+          # which cost the 16-layer MLP of `scripts/benchmark.py` more
+          # than the sum beside it saved (docs/performance.md).
+          terms.append(_as_float32(tf.reduce_sum(g)))
           large.append(g)
       elif is_small:
         small_half.setdefault(g.dtype, []).append(g)
@@ -559,9 +564,10 @@ def all_finite_scaled(grads, scaled, inverse) -> tf.Tensor:
 
   `grads[i]` is `scaled[i]` times `inverse` cast to its dtype (for an
   IndexedSlices, its values, with the same indices); no None among them.
-  The fast path's total reads `scaled`, so in a graph it runs beside the
-  multiplies instead of waiting for them; the exact checks behind it read
-  `grads`. The answer is `all_finite(grads)`'s:
+  The fast path's sums of squares read `scaled`, so in a graph they run
+  beside the multiplies instead of waiting for them (large dense gradients
+  are still summed after theirs: `all_finite_ops`); the exact checks behind
+  it read `grads`. The answer is `all_finite(grads)`'s:
 
   When `|inverse| <= 1` (a loss scale of at least 1, as both TF 1.15
   managers keep it) each element of `grads` is at most its scaled

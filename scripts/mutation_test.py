@@ -112,7 +112,7 @@ MUTANTS = (
            "it did not check"),
     Mutant("U04", _SD,
            "        fast = tf.logical_and(fast, tf.abs(inverse) <= 1)",
-           "        fast = tf.logical_and(fast, tf.abs(inverse) <= 100)",
+           "        fast = tf.logical_and(fast, tf.abs(inverse) >= 0)",
            (_UNSCALE,), "the scaled gradients' total is trusted for a scale "
            "below 1, where the unscale can overflow"),
     Mutant("L10", _LS,

@@ -216,7 +216,7 @@ def _flags(poisons):
 
 
 class _ConstantScale(mp.LossScaleManager):
-  """A user's manager whose scale is below 1, which TF 1.15's never are."""
+  """A user's manager whose scale may be below 1, as TF 1.15's never is."""
 
   def __init__(self, scale):
     self._scale = scale
@@ -230,11 +230,11 @@ class _ConstantScale(mp.LossScaleManager):
 
 
 class ScaleBelowOneTest(tf.test.TestCase, parameterized.TestCase):
-  """Unscaling multiplies by 4 here: a finite scaled gradient can overflow.
+  """Unscaling multiplies by 2**100 here: a finite scaled gradient overflows.
 
-  Inside a function, and in a compiled eager step, the check's fast path
-  reads the scaled gradients (`skip_decision.all_finite_scaled`); that
-  proves the unscaled ones finite only for a scale of at least 1.
+  Inside a function, and in a compiled eager step, the check's sums of
+  squares read the scaled gradients (`skip_decision.all_finite_scaled`);
+  that proves the unscaled ones finite only for a scale of at least 1.
   """
 
   @parameterized.product(mode=("function", "eager", "graph"),
@@ -242,50 +242,52 @@ class ScaleBelowOneTest(tf.test.TestCase, parameterized.TestCase):
                          overflow=(False, True))
   def test_what_the_unscale_overflows_is_skipped(self, mode, layers,
                                                  overflow):
-    # The first variable's first element gets d(0.25 * sum(w * b * a))/dw
-    # = (0.25 * a) * b = 1e38 (finite) when a = 2; unscaled, times 4:
-    # 4e38, past float32's range. With a = 1 it is 2e38 and finite. Every
-    # other element's gradient is 0, so the sums stay finite: only the
-    # scale decides.
-    a = np.zeros([20000], np.float32)
-    a[0] = 2.0 if overflow else 1.0
-    b = 2e38
+    # The table's row 0, column 0 gets d(2**-100 * loss)/dw =
+    # (2**-100 * a) * 1e38: 3.2e8 for a = 4, whose square is finite, and
+    # unscaled (times 2**100) 4e38, past float32's range. With a = 1 it is
+    # 1e38 and finite. The scalars beside it (small gradients, in the same
+    # total) get 2**-100, unscaled 1.
+    a = np.zeros([2, 4], np.float32)
+    a[0, 0] = 4.0 if overflow else 1.0
+    scale = 2.0**-100
 
     def build():
-      ws = [tf.compat.v1.Variable(tf.ones([20000]), name="w{}".format(i))
+      table = tf.compat.v1.Variable(tf.ones([10, 4]), name="table")
+      ws = [tf.compat.v1.Variable(1.0, name="w{}".format(i))
             for i in range(layers)]
       opt = mp.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1e-30),
-          _ConstantScale(0.25))
+          _ConstantScale(scale))
 
       def loss():
-        return tf.add_n([tf.reduce_sum(w * b * (a if i == 0 else 0 * a))
-                         for i, w in enumerate(ws)])
+        rows = tf.gather(table, tf.constant([0, 1]))
+        return tf.reduce_sum(rows * 1e38 * a) + tf.add_n(ws)
 
-      return ws, opt, loss
+      return [table] + ws, opt, loss
 
     if mode == "graph":
       with tf.Graph().as_default():
-        ws, opt, loss = build()
+        variables, opt, loss = build()
         train = opt.minimize(loss())
         with tf.compat.v1.Session() as sess:
           sess.run(tf.compat.v1.global_variables_initializer())
           sess.run(train)
-          values = sess.run(ws)
+          values = sess.run(variables)
     else:
-      ws, opt, loss = build()
+      variables, opt, loss = build()
 
       def step():
-        opt.minimize(loss, var_list=ws)
+        opt.minimize(loss, var_list=variables)
 
       if mode == "function":
         step = tf.function(step)
       step()
-      values = [w.numpy() for w in ws]
-    expected = np.ones([layers, 20000], np.float32)
+      values = [v.numpy() for v in variables]
+    table = np.ones([10, 4], np.float32)
     if not overflow:
-      expected[0, 0] = np.float32(1.0) - np.float32(1e-30) * np.float32(2e38)
-    self.assertAllEqual(values, expected)
+      table[0, 0] = np.float32(1.0) - np.float32(1e-30) * np.float32(1e38)
+    self.assertAllEqual(values[0], table)
+    self.assertAllEqual(values[1:], np.ones([layers], np.float32))
 
 
 class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
