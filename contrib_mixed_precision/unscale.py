@@ -11,15 +11,20 @@ tensors, uses it instead of checking them again. Any gradient the caller
 replaced in between (clipped, all-reduced) is a new tensor and is checked
 as before, so the decision is the same in every case.
 
-Three ways, each where it was measured fastest (docs/performance.md):
+Four ways, each where it was measured fastest (docs/performance.md):
 
-* Graph mode and `tf.function`: a multiply per gradient, by the scale's
-  reciprocal cast once per dtype. The check stays in `apply_gradients`. On a
-  CPU, TF's own kernels beat an XLA-fused unscale and check for every shape
-  measured.
+* Graph mode: a multiply per gradient, by the scale's reciprocal cast once
+  per dtype. The check stays in `apply_gradients`. On a CPU, TF's own
+  kernels beat an XLA-fused unscale and check for every shape measured.
+* `tf.function`: the same multiplies, and the check beside them
+  (`_unscale_and_check`): its sums of squares read the gradients of the
+  scaled loss, so the executor runs them while the multiplies run
+  (`skip_decision.all_finite_scaled`). A flag that no apply uses is
+  stateless, and a function runs only what its outputs need.
 * Eager mode, from `skip_decision.EAGER_COMPILE_MIN_GRADIENTS` gradients on:
-  one compiled call unscales and checks (`_unscale_and_check_compiled`),
-  where op by op each multiply would be a Python dispatch.
+  `_unscale_and_check` as one compiled call (`_unscale_and_check_compiled`),
+  where op by op each multiply would be a Python dispatch. Below that, the
+  multiplies op by op, and the check in `apply_gradients`.
 * With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), eagerly
   and in a `tf.function`: each dense floating gradient is unscaled and
   checked in one XLA-compiled pass (`_xla_function`), which reads every
@@ -219,8 +224,9 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
     skip_decision.remember_finite(result, flag)
     return result
   if _tf_compat.is_building_function() and _flag_can_follow():
-    # In a function the check runs beside the multiplies; a flag no apply
-    # uses (the caller replaced the gradients) is pruned with its ops.
+    # In a function the check runs beside the multiplies. If the caller
+    # replaces the gradients, no apply uses the flag, and its ops (all
+    # stateless) do not run.
     result, flag = _unscale_and_check(grads, loss_scale)
     skip_decision.remember_finite(result, flag)
     return result
