@@ -126,6 +126,24 @@ def is_building_function(graph=None) -> bool:
   return bool(getattr(graph, "building_function", False))
 
 
+def can_feed_any_tensor(graph) -> bool:
+  """Whether running `graph` may replace any of its tensors by a fed value.
+
+  True for a TF1-style graph (`Session.run(feed_dict=...)`), and for the
+  graph of `tf.compat.v1.wrap_function` or `WrappedGraph`, whose
+  `WrappedFunction.prune(feeds, fetches)` feeds any tensor; False for a
+  `tf.function`'s graph, which is run only through its inputs.
+
+  Why private: a wrapped function's graph is a plain `FuncGraph`, and no
+  public API tells it from a `tf.function`'s; TF names it
+  `wrapped_function...` (`wrapped_function_graph` for `WrappedGraph`), in
+  every version from 2.15 on.
+  """
+  if not is_building_function(graph):
+    return True
+  return str(getattr(graph, "name", "")).startswith("wrapped_function")
+
+
 def loss_scale_weights(loss_scale):
   """The weights a TF `LossScale` holds for the current graph, by name order.
 

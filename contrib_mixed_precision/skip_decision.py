@@ -312,14 +312,15 @@ def _known_flags(tensor) -> Optional[_KnownFlags]:
 
   None for a tensor of a TF1-style graph: there `Session.run` may feed any
   tensor a value of the caller's (`{grad: accumulated}`), which the flag
-  computed with it would not see, so such a tensor is always checked.
+  computed with it would not see, so such a tensor is always checked. So
+  may `WrappedFunction.prune` in a `tf.compat.v1.wrap_function` graph.
   Inside a `tf.function` nothing can be fed.
   """
   # An eager tensor has no graph (its `graph` property raises).
   graph = getattr(tensor, "graph", None)
   if graph is None:
     return _EAGER_KNOWN_FLAGS
-  if not _tf_compat.is_building_function(graph):
+  if _tf_compat.can_feed_any_tensor(graph):
     return None
   table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
   if table is None:

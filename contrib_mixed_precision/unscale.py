@@ -176,10 +176,14 @@ def _flag_can_follow() -> bool:
   Eagerly, and inside a `tf.function`. Not in a TF1-style graph, where
   `Session.run` may feed the returned tensors values the flag never saw
   (`apply_gradients` checks them again there, so a fused check would be
-  wasted), nor inside a TF1 cond or while body, where a compiled call takes
+  wasted), nor in a `tf.compat.v1.wrap_function` graph, whose `prune` may
+  do the same, nor inside a TF1 cond or while body, where a compiled call takes
   an XLA context where the loop's own belongs and the loop's frames break.
   """
-  return ((tf.executing_eagerly() or _tf_compat.is_building_function()) and
+  if tf.executing_eagerly():
+    return True
+  return (not _tf_compat.can_feed_any_tensor(
+      tf.compat.v1.get_default_graph()) and
           not _tf_compat.in_control_flow_context())
 
 
@@ -223,7 +227,7 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
         grads, tf.cast(loss_scale, tf.float32))
     skip_decision.remember_finite(result, flag)
     return result
-  if _tf_compat.is_building_function() and _flag_can_follow():
+  if not tf.executing_eagerly() and _flag_can_follow():
     # In a function the check runs beside the multiplies. If the caller
     # replaces the gradients, no apply uses the flag, and its ops (all
     # stateless) do not run.

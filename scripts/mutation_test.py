@@ -47,6 +47,7 @@ _LSO = "contrib_mixed_precision/loss_scale_optimizer.py"
 _SR = "contrib_mixed_precision/sync_replicas.py"
 _VAL = "contrib_mixed_precision/_validation.py"
 _UN = "contrib_mixed_precision/unscale.py"
+_TFC = "contrib_mixed_precision/_tf_compat.py"
 # The modules the score is given for.
 SCORED = (_SD, _LS, _LSO, _SR, _UN)
 
@@ -115,6 +116,12 @@ MUTANTS = (
            "        fast = tf.logical_and(fast, tf.abs(inverse) >= 0)",
            (_UNSCALE,), "the scaled gradients' total is trusted for a scale "
            "below 1, where the unscale can overflow"),
+    Mutant("T01", _TFC,
+           "  return str(getattr(graph, \"name\", \"\")).startswith("
+           "\"wrapped_function\")",
+           "  return False",
+           (_UNSCALE,), "a wrap_function graph, which prune can feed, is "
+           "taken for a tf.function's"),
     Mutant("L10", _LS,
            "    just_count = tf.logical_and(is_finite, good < "
            "incr_every_n_steps - 1)",

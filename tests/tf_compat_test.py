@@ -34,6 +34,27 @@ class TfCompatTest(tf.test.TestCase):
       self.assertEqual(keys, [outer])
       self.assertFalse(_tf_compat.is_building_function())
 
+  def test_can_feed_any_tensor(self):
+    seen = {}
+
+    def record():
+      seen["graph"] = tf.compat.v1.get_default_graph()
+      return tf.constant(0)
+
+    # A TF1 graph (Session.run feeds), a wrapped function's graph
+    # (`WrappedFunction.prune` feeds), and a `tf.function`'s (no feeds).
+    with tf.Graph().as_default() as graph:
+      self.assertTrue(_tf_compat.can_feed_any_tensor(graph))
+    tf.compat.v1.wrap_function(record, [])
+    self.assertTrue(_tf_compat.can_feed_any_tensor(seen["graph"]))
+    tf.compat.v1.wrap_function(record, [], name="named")
+    self.assertTrue(_tf_compat.can_feed_any_tensor(seen["graph"]))
+    wrapped = tf.compat.v1.wrap_function.__globals__["WrappedGraph"]()
+    wrapped.wrap_function(record, [])
+    self.assertTrue(_tf_compat.can_feed_any_tensor(seen["graph"]))
+    tf.function(record).get_concrete_function()
+    self.assertFalse(_tf_compat.can_feed_any_tensor(seen["graph"]))
+
   def test_outermost_graph(self):
     # In eager mode: the global default graph, also while tracing a function
     # and one of its cond branches (inside tf.init_scope() there,

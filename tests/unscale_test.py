@@ -290,6 +290,43 @@ class ScaleBelowOneTest(tf.test.TestCase, parameterized.TestCase):
     self.assertAllEqual(values[1:], np.ones([layers], np.float32))
 
 
+class WrappedFunctionFeedTest(tf.test.TestCase, parameterized.TestCase):
+  """`tf.compat.v1.wrap_function(...).prune` may feed any tensor, as a
+  Session may: a flag computed in `compute_gradients` would not see a
+  gradient fed in its place, so the apply must check what it gets."""
+
+  @parameterized.parameters(False, True)
+  def test_a_fed_gradient_is_checked(self, xla):
+    built = {}
+
+    def step():
+      w = tf.compat.v1.get_variable(
+          "w", shape=[3], initializer=tf.compat.v1.ones_initializer(),
+          use_resource=True)
+      # A large gradient beside the small one, so that the check takes
+      # its fast path (one total).
+      big = tf.compat.v1.get_variable(
+          "big", shape=[200, 100], initializer=tf.compat.v1.zeros_initializer(),
+          use_resource=True)
+      loss = tf.reduce_sum(w * tf.constant([1.0, 2.0, 3.0])) + tf.reduce_sum(
+          big)
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          mp.FixedLossScaleManager(8.0), xla_unscale=xla)
+      grads_and_vars = opt.compute_gradients(loss, var_list=[w, big])
+      built["train"] = opt.apply_gradients(grads_and_vars)
+      built["grad"] = grads_and_vars[0][0]
+      built["w"] = w
+
+    wrapped = tf.compat.v1.wrap_function(step, [])
+    fed = wrapped.prune(feeds=[built["grad"]], fetches=[built["train"]])
+    w = [v for v in wrapped.variables if v.name.startswith("w")][0]
+    fed(tf.constant([np.nan, 1.0, 1.0]))
+    self.assertAllEqual(w.numpy(), [1.0, 1.0, 1.0])  # Skipped.
+    fed(tf.constant([1.0, 1.0, 1.0]))
+    self.assertAllEqual(w.numpy(), [0.0, 0.0, 0.0])  # Applied.
+
+
 class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
 
   def _assert_history(self, history, expected):
