@@ -468,7 +468,8 @@ class NestedFunctionsTest(tf.test.TestCase, parameterized.TestCase):
   """Gradients crossing a function boundary are new tensors: checked."""
 
   @parameterized.product(kind=(None, "large", "small", "sparse"),
-                         where=("apply_inside", "compute_inside"))
+                         where=("apply_inside", "compute_inside",
+                                "two_functions"))
   def test_step(self, kind, where):
     model = _Model(n_scalars=_T)
     opt = _opt(_Scale(16.0))
@@ -493,7 +494,12 @@ class NestedFunctionsTest(tf.test.TestCase, parameterized.TestCase):
       else:
         opt.apply_gradients(zip(compute(), model.variables))
 
-    outer()
+    if where == "two_functions":
+      # compute() called eagerly returns eager tensors; apply() takes them
+      # as inputs of another function.
+      apply(compute())
+    else:
+      outer()
     want = model.initial() if kind else model.expected(*coeffs)
     _assert_values(self, model.values(), want)
 
@@ -735,3 +741,67 @@ class TwoReplicasTest(tf.test.TestCase, parameterized.TestCase):
     else:
       self.assertEqual((float(w), float(b), float(s0)), (1.0, 0.0, 1.0))
       self.assertEqual(e, [1.0] * 6)
+
+
+class AutographLoopTest(tf.test.TestCase, parameterized.TestCase):
+  """Steps in a `tf.range` loop of one function (a while body graph)."""
+
+  @parameterized.product(n=(1, _T), kind=("large", "small", "scalar",
+                                          "sparse"),
+                         eagerly=(False, True), exponential=(False, True))
+  def test_loop(self, n, kind, eagerly, exponential):
+    model = _Model(n_scalars=n)
+    manager = (mp.ExponentialUpdateLossScaleManager(
+        2.0**10, incr_every_n_steps=1, decr_every_n_nan_or_inf=1)
+               if exponential else _Scale(2.0**-2))
+    opt = _opt(manager)
+    clean = (model.cw, model.cb, model.cs, model.ce)
+    bad = _poison(model, kind, np.nan)
+
+    @tf.function
+    def train():
+      for i in tf.range(4):
+        poisoned = tf.logical_or(tf.equal(i, 1), tf.equal(i, 2))
+
+        def loss():
+          cs = [tf.where(poisoned, tf.constant(b), tf.constant(c))
+                for b, c in zip(bad, clean)]
+          return model.loss_fn(*cs)()
+
+        opt.minimize(loss, var_list=model.variables)
+
+    tf.config.run_functions_eagerly(eagerly)
+    try:
+      train()
+    finally:
+      tf.config.run_functions_eagerly(False)
+    # Two applied steps of exactly representable gradients.
+    want = model.expected(*[2 * c for c in clean])
+    _assert_values(self, model.values(), want)
+    if exponential:
+      # Defaults incr_ratio 2, decr_ratio 0.8, in float32: good, bad, bad,
+      # good.
+      f = np.float32
+      want_scale = f(f(f(f(1024.0) * f(2.0)) * f(0.8)) * f(0.8)) * f(2.0)
+      self.assertEqual(manager.get_loss_scale().numpy(), want_scale)
+
+
+class EagerReadOnlyTest(tf.test.TestCase):
+  """The eager flag is kept by tensor identity: the tensors must be
+  immutable through every NumPy view a user can get."""
+
+  def test_views_are_read_only_and_a_poisoned_copy_is_checked(self):
+    model = _Model(n_scalars=_T)
+    opt = _opt(_Scale(4.0))
+    gv = opt.compute_gradients(
+        model.loss_fn(model.cw, model.cb, model.cs, model.ce),
+        var_list=model.variables)
+    for view in (np.asarray(gv[1][0]), np.from_dlpack(gv[1][0])):
+      self.assertFalse(view.flags.writeable)
+      with self.assertRaises(ValueError):
+        view[0] = np.nan
+    poisoned = np.array(gv[1][0])
+    poisoned[0] = np.nan
+    gv[1] = (tf.constant(poisoned), gv[1][1])
+    opt.apply_gradients(gv)
+    _assert_values(self, model.values(), model.initial())
