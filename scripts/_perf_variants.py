@@ -387,13 +387,20 @@ def _all_finite_ops_before(grads, scaled=None, inverse=None):
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
-# The variant's own compiled functions: the package's are traced with the
-# package's check, and a trace is shared by every caller.
+def _own_unscale_and_check():
+  """A compiled `unscale._unscale_and_check` of a variant's own.
+
+  The package's is traced with the package's check, and a trace is shared
+  by every caller: a variant that patches the check needs its own.
+  """
+  return tf.function(
+      lambda grads, scale: unscale_lib._unscale_and_check(grads, scale),  # pylint: disable=protected-access
+      reduce_retracing=True, autograph=False)
+
+
 _OLD_CHECK_COMPILED = tf.function(_all_finite_ops_before,
                                   reduce_retracing=True, autograph=False)
-_OLD_UNSCALE_AND_CHECK_COMPILED = tf.function(
-    lambda grads, scale: unscale_lib._unscale_and_check(grads, scale),  # pylint: disable=protected-access
-    reduce_retracing=True, autograph=False)
+_OLD_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
 
 
 @contextlib.contextmanager
@@ -418,9 +425,7 @@ def _old_check_lso(inner):
       _old_check)
 
 
-_AFTER_UNSCALE_COMPILED = tf.function(
-    lambda grads, scale: unscale_lib._unscale_and_check(grads, scale),  # pylint: disable=protected-access
-    reduce_retracing=True, autograph=False)
+_AFTER_UNSCALE_COMPILED = _own_unscale_and_check()
 
 
 @contextlib.contextmanager

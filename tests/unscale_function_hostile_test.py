@@ -138,6 +138,13 @@ def _run_step(model, opt, coeffs, mode, between=None):
   return tf.nest.map_structure(lambda t: t.numpy(), out)
 
 
+def _nan_in(model, kind):
+  """The model's coefficients, with a NaN in gradient `kind` (None: none)."""
+  if kind is None:
+    return model.cw, model.cb, model.cs, model.ce
+  return _poison(model, kind, np.nan)
+
+
 def _poison(model, kind, value):
   cw, cb, cs, ce = (model.cw.copy(), model.cb.copy(), model.cs.copy(),
                     model.ce.copy())
@@ -378,8 +385,7 @@ class HalfAndDoubleVariablesTest(tf.test.TestCase, parameterized.TestCase):
                          kind=(None, "large", "small", "scalar", "sparse"))
   def test_step(self, mode, n, dtype, kind):
     model = _Model(n_scalars=n, dtype=dtype)
-    coeffs = (_poison(model, kind, np.nan) if kind else
-              (model.cw, model.cb, model.cs, model.ce))
+    coeffs = _nan_in(model, kind)
     _run_step(model, _opt(_Scale(64.0)), coeffs, mode)
     want = model.initial() if kind else model.expected(*coeffs)
     _assert_values(self, model.values(), want)
@@ -455,8 +461,7 @@ class NestedFunctionsTest(tf.test.TestCase, parameterized.TestCase):
   def test_step(self, kind, where):
     model = _Model(n_scalars=_T)
     opt = _opt(_Scale(16.0))
-    coeffs = (_poison(model, kind, np.nan) if kind else
-              (model.cw, model.cb, model.cs, model.ce))
+    coeffs = _nan_in(model, kind)
     loss = model.loss_fn(*[tf.constant(c) for c in coeffs])
 
     @tf.function
@@ -495,8 +500,7 @@ class MirroredFunctionTest(tf.test.TestCase, parameterized.TestCase):
     with strategy.scope():
       model = _Model(n_scalars=n)
       opt = _opt(_Scale(32.0))
-    coeffs = (_poison(model, kind, np.nan) if kind else
-              (model.cw, model.cb, model.cs, model.ce))
+    coeffs = _nan_in(model, kind)
     loss = model.loss_fn(*[tf.constant(c) for c in coeffs])
 
     @tf.function
@@ -523,8 +527,7 @@ class SessionCondV2Test(tf.test.TestCase, parameterized.TestCase):
     with tf.Graph().as_default():
       model = _Model(n_scalars=2)
       opt = _opt(_Scale(8.0))
-      coeffs = (_poison(model, kind, np.nan) if kind else
-                (model.cw, model.cb, model.cs, model.ce))
+      coeffs = _nan_in(model, kind)
       loss = model.loss_fn(*[tf.constant(c) for c in coeffs])
 
       def step():
