@@ -227,6 +227,32 @@ def _small_parts(tensors):
   return parts
 
 
+def _small_sums(tensors):
+  """float32 scalars whose finite total proves `tensors` finite.
+
+  `tensors` are small, of one dtype, and of fully defined shapes.
+
+  Tensors of one shape are added up element by element first (one `AddN`),
+  and each such sum is summed (one `Sum`): a NaN or Inf in any of them
+  reaches its scalar, and a finite scalar proves them all finite. 500 small
+  variables of a few shapes give a few small ops, where concatenating them
+  (`_small_parts`) copies every element, and a reduction over all of them
+  is large enough for TF to split across threads, a thread wake-up per op
+  on the critical path (docs/performance.md, "Small gradients").
+  """
+  by_shape = {}
+  for t in tensors:
+    # as_list(): under disable_v2_behavior() a shape's entries are
+    # Dimension objects, which cannot be dict keys.
+    by_shape.setdefault(tuple(t.shape.as_list()), []).append(t)
+  sums = []
+  for group in by_shape.values():
+    added = group[0] if len(group) == 1 else tf.add_n(group)
+    sums.append(_as_float32(added if added.shape.rank == 0 else
+                            tf.reduce_sum(added)))
+  return sums
+
+
 def _is_finite_all(tensors) -> tf.Tensor:
   """Exact: one is_finite over the flattened tensors (all of one dtype)."""
   parts = _small_parts(tensors)
@@ -382,8 +408,8 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
 
   * Each float32 or float64 gradient gives one float32 scalar: a large one
     its sum (one read, no full-size temporary), small ones (biases, norms)
-    the sum of squares of a few concatenated parts, where per-tensor ops,
-    not bytes, dominate. The scalars are added up: a NaN or Inf anywhere
+    the sums of a few adds, one per shape, where per-tensor ops, not
+    bytes, dominate. The scalars are added up: a NaN or Inf anywhere
     makes the total non-finite, so a finite total proves every element
     finite, with one `IsFinite` for the step. Only a non-finite total (a
     real NaN or Inf, or a sum that overflowed) runs the exact elementwise
@@ -454,11 +480,11 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   proves each of them finite (NaN and Inf survive addition), so on a
   finite step one `IsFinite` decides them all.
 
-  * Small gradients (biases, norms) give the sums of squares (`l2_loss`)
-    of a few parts that concatenate them (`_small_parts`): per-tensor ops,
-    not bytes, dominate there. Without any large or sparse gradient, which
-    need the Switch below, they are checked exactly instead, with no
-    Switch.
+  * Small gradients (biases, norms) are added up by shape, and each sum
+    summed (`_small_sums`): per-tensor ops, not bytes, dominate there.
+    Without any large or sparse gradient, which need the Switch below, a
+    few of them are checked exactly instead, with no Switch
+    (`_many_small_alone` says when many join the total anyway).
   * A large one gives its sum: one read, no full-size temporary.
   * An `IndexedSlices` that may repeat an index gives the sum of squares
     of its values, which also bounds its per-index sums
@@ -470,10 +496,10 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   whose sums would overflow long before their elements do, and sparse ones
   `_sparse_squares` does not take, are checked exactly on every step.
 
-  With `scaled`, the sums of squares (of small and sparse gradients) are
-  taken over the gradients of the scaled loss instead, which a graph can
-  then compute beside the unscale's multiplies rather than after them (see
-  `all_finite_scaled`). The answer is the same.
+  With `scaled`, the small gradients' sums and the sparse ones' sums of
+  squares are taken over the gradients of the scaled loss instead, which a
+  graph can then compute beside the unscale's multiplies rather than after
+  them (see `all_finite_scaled`). The answer is the same.
 
   Args:
     grads: Floating or complex gradients (tensors or IndexedSlices).
@@ -518,16 +544,12 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
         small_half.setdefault(g.dtype, []).append(g)
       else:
         checks.append(_is_finite_all([g]))
-  small_parts = []  # The small gradients' parts, once built.
-  if terms:
-    # The Switch is built anyway: small gradients join the total.
+  if terms or _many_small_alone(small):
+    # The Switch is built: small gradients join the total.
     for pairs in small.values():
-      parts = _small_parts([s for _, s in pairs])
-      terms.extend(_as_float32(tf.nn.l2_loss(p)) for p in parts)
-      if scaled is None:
-        small_parts.extend(parts)
+      terms.extend(_small_sums([s for _, s in pairs]))
   else:
-    # Small gradients alone: checked exactly, with no Switch.
+    # A few small gradients alone: checked exactly, with no Switch.
     checks.extend(_is_finite_all([g for g, _ in pairs])
                   for pairs in small.values())
   checks.extend(_is_finite_all(group) for group in small_half.values())
@@ -535,11 +557,8 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
 
     def exact():
       parts = list(large)
-      if scaled is None:
-        parts.extend(small_parts)
-      else:
-        for pairs in small.values():
-          parts.extend(_small_parts([g for g, _ in pairs]))
+      for pairs in small.values():
+        parts.extend(_small_parts([g for g, _ in pairs]))
       flags = [tf.reduce_all(tf.math.is_finite(p)) for p in parts]
       flags.extend(_duplicate_sums_finite(s) for s in sparse)
       return flags[0] if len(flags) == 1 else tf.reduce_all(tf.stack(flags))
@@ -560,22 +579,46 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
 
 
+def _many_small_alone(small) -> bool:
+  """Whether small gradients with no large or sparse one join a total anyway.
+
+  They do in a plain graph when they hold more than `_SMALL_GRAD_ELEMENTS`
+  elements in all (a model of hundreds of small variables): the exact
+  check's concatenation and its `IsFinite` and `All` over all of them then
+  cost more every step than a few adds (`_small_sums`) and the Switch that
+  keeps the exact check for a non-finite total. A few small gradients stay
+  exact, with no Switch. So do any number in a `tf.function` or a compiled
+  eager step, where the exact check would sit in a `tf.cond` that routes
+  every one of them through a Switch of its own, and eagerly op by op,
+  where each add would be a dispatch.
+
+  Args:
+    small: dtype -> [(small float32/float64 gradient, its source)].
+  """
+  if tf.executing_eagerly() or not single_switch_allowed():
+    return False
+  elements = sum(g.shape.num_elements() for pairs in small.values()
+                 for g, _ in pairs)
+  return elements > _SMALL_GRAD_ELEMENTS
+
+
 def all_finite_scaled(grads, scaled, inverse) -> tf.Tensor:
   """`all_finite(grads)`, for gradients just unscaled from `scaled`.
 
   `grads[i]` is `scaled[i]` times `inverse` cast to its dtype (for an
   IndexedSlices, its values, with the same indices); no None among them.
-  The fast path's sums of squares read `scaled`, so in a graph they run
-  beside the multiplies instead of waiting for them (large dense gradients
-  are still summed after theirs: `all_finite_ops`); the exact checks behind
-  it read `grads`. The answer is `all_finite(grads)`'s:
+  The fast path's sums (of small gradients) and sums of squares (of sparse
+  ones) read `scaled`, so in a graph they run beside the multiplies instead
+  of waiting for them (large dense gradients are still summed after theirs:
+  `all_finite_ops`); the exact checks behind it read `grads`. The answer
+  is `all_finite(grads)`'s:
 
   When `|inverse| <= 1` (a loss scale of at least 1, as both TF 1.15
   managers keep it) each element of `grads` is at most its scaled
   element in magnitude (rounding is monotonic, and the inverse cast to any
   dtype stays at most 1), so a finite scaled element gives a finite
-  unscaled one, and the scaled values' sum of squares bounds the unscaled
-  ones' per-index sums as well as their own. A NaN or Inf among the
+  unscaled one, and a sparse gradient's scaled sum of squares bounds the
+  unscaled per-index sums as well as the values. A NaN or Inf among the
   scaled values makes the total non-finite. Any other scale, and any
   non-finite total, runs the exact checks of `grads`.
   """

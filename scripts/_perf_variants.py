@@ -454,6 +454,51 @@ def _check_after_unscale_lso(inner):
       _check_after_unscale)
 
 
+_CONCAT_SMALL_CHECK_COMPILED = tf.function(
+    lambda grads, scaled=None, inverse=None: skip_decision.all_finite_ops(
+        grads, scaled, inverse),
+    reduce_retracing=True, autograph=False)
+_CONCAT_SMALL_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
+
+
+def _squares_of_parts(tensors):
+  """The small gradients' terms before they were added by shape."""
+  # pylint: disable=protected-access
+  return [skip_decision._as_float32(tf.nn.l2_loss(p))
+          for p in skip_decision._small_parts(tensors)]
+
+
+@contextlib.contextmanager
+def _concat_small():
+  """The package with small gradients concatenated, as before `_small_sums`.
+
+  Their term in the total was the sum of squares of a few concatenated
+  parts, and small gradients with no large or sparse one beside them were
+  checked exactly (a concatenation, `IsFinite` and `All`), however many.
+  """
+  # pylint: disable=protected-access
+  saved = (skip_decision._small_sums, skip_decision._many_small_alone,
+           skip_decision._all_finite_compiled,
+           unscale_lib._unscale_and_check_compiled)
+  skip_decision._small_sums = _squares_of_parts
+  skip_decision._many_small_alone = lambda small: False
+  skip_decision._all_finite_compiled = _CONCAT_SMALL_CHECK_COMPILED
+  unscale_lib._unscale_and_check_compiled = (
+      _CONCAT_SMALL_UNSCALE_AND_CHECK_COMPILED)
+  try:
+    yield
+  finally:
+    (skip_decision._small_sums, skip_decision._many_small_alone,
+     skip_decision._all_finite_compiled,
+     unscale_lib._unscale_and_check_compiled) = saved
+
+
+def _concat_small_lso(inner):
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _concat_small)
+
+
 class _CompileAllLSO(cmp.LossScaleOptimizer):
   """The package with every eager step's unscale and check compiled.
 
@@ -575,6 +620,10 @@ VARIANTS = {
     # The package with its check reading the unscaled gradients, after the
     # multiplies (function and compiled eager steps differ).
     "check_after_unscale": _check_after_unscale_lso,
+    # The package's check before small gradients were added by shape: the
+    # sums of squares of their concatenation, and small gradients alone
+    # checked exactly however many.
+    "concat_small": _concat_small_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

@@ -176,15 +176,25 @@ MUTANTS = (
            "      checks.append(tf.constant(False) if fast else exact())",
            (_SKIP,), "a finite total reads as non-finite (eager)"),
     Mutant("S16", _SD,
-           "      if scaled is None:\n        small_parts.extend(parts)",
-           "      if scaled is None:\n        pass",
+           "        parts.extend(_small_parts([g for g, _ in pairs]))",
+           "        pass",
            (_SKIP, _UNSCALE), "small gradients are left out of the exact "
            "check that a non-finite total runs"),
     Mutant("S17", _SD,
-           "          parts.extend(_small_parts([g for g, _ in pairs]))",
-           "          pass",
-           (_SKIP, _UNSCALE), "small gradients are left out of the exact "
-           "check, after a non-finite total of the scaled gradients"),
+           "      terms.extend(_small_sums([s for _, s in pairs]))",
+           "      pass",
+           (_SKIP, _UNSCALE), "small gradients are left out of the total "
+           "that a Switch is built for"),
+    Mutant("S18", _SD,
+           "    added = group[0] if len(group) == 1 else tf.add_n(group)",
+           "    added = group[0]",
+           (_SKIP,), "of small gradients of one shape, only the first "
+           "joins the total"),
+    Mutant("S19", _SD,
+           "  return elements > _SMALL_GRAD_ELEMENTS",
+           "  return elements >= 0",
+           (_SKIP, "tests/op_count_test.py"), "a few small gradients alone "
+           "are summed behind a Switch too"),
     Mutant("S11", _SD,
            "    if not (values.dtype.is_floating or values.dtype.is_complex):",
            "    if not values.dtype.is_floating:",

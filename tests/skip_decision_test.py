@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Tests for skip_decision: the exact finiteness check behind every skip."""
 
+import collections
 import subprocess
 import sys
 
@@ -222,6 +223,107 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
       skip_decision.all_finite([tf.ones([10]), tf.ones([200, 100])])
       self.assertNotEmpty([op for op in g.get_operations()
                            if "all_finite_exact" in op.name])
+
+  # Many small gradients alone, as a model of hundreds of biases and small
+  # kernels has: 24 of 32x32, 40 of 32 and 3 scalars, 25923 elements.
+  _MANY_SMALL = [(32, 32)] * 24 + [(32,)] * 40 + [()] * 3
+
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(where=None, value=None, expected=True),
+          dict(where=0, value=np.nan, expected=False),
+          dict(where=13, value=np.inf, expected=False),
+          dict(where=23, value=-np.inf, expected=False),
+          dict(where=24, value=np.nan, expected=False),
+          dict(where=50, value=np.inf, expected=False),
+          dict(where=63, value=np.nan, expected=False),
+          dict(where=64, value=np.inf, expected=False),
+          dict(where=66, value=np.nan, expected=False),
+          # Finite values whose sum overflows float32 (the same element of
+          # two kernels): the fast path's total is Inf, and the exact check
+          # must still say True.
+          dict(where=(3, 4), value=BIG * 1.5, expected=True),
+          dict(where=(65, 66), value=BIG * 1.5, expected=True),
+          # +Inf and -Inf in the same element of two kernels add to NaN.
+          dict(where=(3, 4), value=(np.inf, -np.inf), expected=False),
+      ])
+  def test_many_small_gradients_alone(self, mode, case):
+    # A non-finite element in any of many small gradients, whichever shape
+    # it shares with others, must make the answer False, and finite ones
+    # whose sum overflows must not.
+    values = [np.ones(shape, np.float32) for shape in self._MANY_SMALL]
+    where, value = case["where"], case["value"]
+    if isinstance(where, int):
+      values[where].reshape(-1)[-1] = value
+    elif where is not None:
+      first, second = value if isinstance(value, tuple) else (value, value)
+      values[where[0]].reshape(-1)[0] = first
+      values[where[1]].reshape(-1)[0] = second
+
+    def fn():
+      return skip_decision.all_finite([tf.constant(v) for v in values])
+
+    self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
+
+  def _ops_run(self, grads_fn, poison=None):
+    """Types of the ops one Session run of `all_finite` runs, and its answer.
+
+    The gradients are variables' reads times a half (a multiply per
+    gradient, as the unscale's): a plain graph, whose ops TF cannot fold
+    away.
+    """
+    with tf.Graph().as_default() as g:
+      grads = []
+      for i, value in enumerate(grads_fn()):
+        if poison is not None and i == poison:
+          value = value.copy()
+          value.reshape(-1)[-1] = np.nan
+        grads.append(tf.Variable(value).read_value() * 0.5)
+      flag = skip_decision.all_finite(grads)
+      types = {op.name: op.type for op in g.get_operations()}
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        metadata = tf.compat.v1.RunMetadata()
+        answer = sess.run(flag, options=tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
+                          run_metadata=metadata)
+    ran = collections.Counter(
+        types.get(n.node_name.split(":")[0], "") for d in
+        metadata.step_stats.dev_stats for n in d.node_stats)
+    return ran, bool(answer)
+
+  def test_many_small_gradients_are_added_not_concatenated(self):
+    # A finite step of many small gradients alone, in a plain graph, adds
+    # them by shape and tests one total: nothing copies them into one
+    # tensor, and no IsFinite or All reads every element. A NaN runs the
+    # exact check behind the Switch, which does.
+    many = lambda: [np.ones(s, np.float32) for s in self._MANY_SMALL]
+    ran, answer = self._ops_run(many)
+    self.assertTrue(answer)
+    self.assertEqual(ran["ConcatV2"] + ran["Pack"] + ran["All"], 0, ran)
+    self.assertEqual(ran["IsFinite"], 1, ran)
+    self.assertEqual(ran["Switch"], 1, ran)
+    ran, answer = self._ops_run(many, poison=30)
+    self.assertFalse(answer)
+    self.assertGreater(ran["ConcatV2"], 0, ran)
+    # A few small gradients alone are checked exactly, with no Switch.
+    ran, answer = self._ops_run(lambda: [np.ones([10], np.float32),
+                                         np.ones([5, 5], np.float32)])
+    self.assertTrue(answer)
+    self.assertEqual(ran["Switch"], 0, ran)
+
+  def test_small_gradients_beside_a_large_one_are_not_concatenated(self):
+    # Beside a large gradient, small ones of one shape join the total as
+    # one AddN: a finite step copies none of them into one tensor.
+    grads = lambda: ([np.ones([200, 100], np.float32)] +
+                     [np.ones([64], np.float32)] * 6)
+    ran, answer = self._ops_run(grads)
+    self.assertTrue(answer)
+    self.assertEqual(ran["ConcatV2"] + ran["L2Loss"], 0, ran)
+    self.assertEqual(ran["IsFinite"], 1, ran)
+    ran, answer = self._ops_run(grads, poison=5)
+    self.assertFalse(answer)
 
   @parameterized.parameters(*MODES)
   def test_none_and_indexed_slices(self, mode):
