@@ -238,7 +238,8 @@ def _small_sums(tensors):
   variables of a few shapes give a few small ops, where concatenating them
   (`_small_parts`) copies every element, and a reduction over all of them
   is large enough for TF to split across threads, a thread wake-up per op
-  on the critical path (docs/performance.md, "Small gradients").
+  on the critical path (docs/performance.md, "Small gradients: added, not
+  concatenated").
   """
   by_shape = {}
   for t in tensors:

@@ -201,10 +201,15 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
         "from contrib_mixed_precision import skip_decision",
         "a = np.ones([3, 4], np.float32); b = np.ones([5, 4], np.float32)",
         "b[4, 3] = np.nan",
+        # Many small gradients alone: added by shape behind a Switch.
+        "k = np.ones([32, 32], np.float32); n = k.copy(); n[3, 5] = np.nan",
+        "many = [tf.constant(k) for _ in range(20)] + [tf.constant(a)] * 3",
         "with tf.compat.v1.Session() as s:",
         "  print([bool(x) for x in s.run([",
         "      skip_decision.all_finite([tf.constant(a), tf.constant(a)]),",
-        "      skip_decision.all_finite([tf.constant(a), tf.constant(b)])])])",
+        "      skip_decision.all_finite([tf.constant(a), tf.constant(b)]),",
+        "      skip_decision.all_finite(many),",
+        "      skip_decision.all_finite(many + [tf.constant(n)])])])",
     ])
     proc = subprocess.run([sys.executable, "-c", code],
                           env=program_util.child_env(),
@@ -212,7 +217,8 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
                           timeout=300, check=False)
     output = proc.stdout.decode("utf-8", "replace")
     self.assertEqual(proc.returncode, 0, output[-3000:])
-    self.assertEqual(output.strip().splitlines()[-1], "[True, False]")
+    self.assertEqual(output.strip().splitlines()[-1],
+                     "[True, False, True, False]")
 
   def test_which_path_each_size_takes(self):
     with tf.Graph().as_default() as g:
