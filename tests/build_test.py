@@ -20,6 +20,7 @@ files that no target declares can still be listed.
 
 import ast
 import os
+import runpy
 import sys
 
 from absl.testing import absltest
@@ -228,6 +229,37 @@ class BuildTest(absltest.TestCase):
                 os.path.exists(os.path.join(self.repo, path)),
                 msg="BUILD target {!r} lists {} in {}, which does not "
                 "exist.".format(target["name"], path, attr))
+
+  def _data_of(self, name):
+    self.assertIn(name, self.targets, msg="BUILD has no target " + name)
+    return set(self.targets[name]["data"])
+
+  def test_mutation_list_test_carries_what_the_mutants_name(self):
+    # Under Bazel the test sees only its runfiles: every module a mutant
+    # changes and every test file it names must be in its data.
+    runner = runpy.run_path(os.path.join(self.repo, "scripts",
+                                         "mutation_test.py"))
+    data = self._data_of("mutation_list_test")
+    for mutant in runner["MUTANTS"]:
+      for path in (mutant.file,) + tuple(
+          t.split("::")[0] for t in mutant.tests):
+        with self.subTest(mutant=mutant.id, path=path):
+          self.assertIn(path, data,
+                        msg="Mutant {} names {}: add it to the data of "
+                        "mutation_list_test in BUILD.".format(mutant.id, path))
+
+  def test_ci_matrix_test_carries_every_excluded_test_file(self):
+    # tests/ci_matrix_test.py checks that each file a suite excludes exists,
+    # which under Bazel it can only see in its runfiles.
+    matrix = runpy.run_path(os.path.join(self.repo, "scripts",
+                                         "ci_matrix.py"))["load"](self.repo)
+    data = self._data_of("ci_matrix_test")
+    excluded = {path for env in matrix.environments for path in env.exclude}
+    for path in sorted(excluded):
+      with self.subTest(path=path):
+        self.assertIn(path, data,
+                      msg="A suite excludes {}: add it to the data of "
+                      "ci_matrix_test in BUILD.".format(path))
 
   def test_every_local_dep_is_declared(self):
     for target in self.targets.values():
