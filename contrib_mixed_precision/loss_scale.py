@@ -415,6 +415,12 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     (`tf.init_scope`), into the outermost graph or eager context, keeping the
     current name scope.
     """
+    if tf.executing_eagerly():
+      # Nothing to lift out of: an eager step looks its state up several
+      # times, and `tf.init_scope` is a context manager to enter each time.
+      state = self._states.get(_tf_compat.graph_key())
+      if state is not None:
+        return state
     with tf.init_scope():
       key = _tf_compat.graph_key()
       state = self._states.get(key)

@@ -545,16 +545,18 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
         small_half.setdefault(g.dtype, []).append(g)
       else:
         checks.append(_is_finite_all([g]))
-  if terms or _many_small_alone(small):
+  eager = tf.executing_eagerly()
+  joined = bool(terms) or _many_small_alone(small)
+  if joined and not eager:
     # The Switch is built: small gradients join the total.
     for pairs in small.values():
       terms.extend(_small_sums([s for _, s in pairs]))
-  else:
+  elif not joined:
     # A few small gradients alone: checked exactly, with no Switch.
     checks.extend(_is_finite_all([g for g, _ in pairs])
                   for pairs in small.values())
   checks.extend(_is_finite_all(group) for group in small_half.values())
-  if terms:
+  if joined:
 
     def exact():
       parts = list(large)
@@ -564,13 +566,14 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
       flags.extend(_duplicate_sums_finite(s) for s in sparse)
       return flags[0] if len(flags) == 1 else tf.reduce_all(tf.stack(flags))
 
-    total = terms[0] if len(terms) == 1 else tf.add_n(terms)
-    if tf.executing_eagerly():
-      # The step waits for the flag anyway: NumPy tests it, one op fewer.
-      fast = np.isfinite(total.numpy()) and (
-          scaled is None or abs(float(inverse)) <= 1)
+    if eager:
+      # The step waits for the flag anyway: NumPy adds it up and tests it.
+      fast = _total_finite_on_host(
+          terms, [s for pairs in small.values() for _, s in pairs]) and (
+              scaled is None or abs(float(inverse)) <= 1)
       checks.append(tf.constant(True) if fast else exact())
     else:
+      total = terms[0] if len(terms) == 1 else tf.add_n(terms)
       fast = tf.math.is_finite(total)
       if scaled is not None:
         fast = tf.logical_and(fast, tf.abs(inverse) <= 1)
@@ -578,6 +581,26 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
   if not checks:
     return tf.constant(True)
   return checks[0] if len(checks) == 1 else tf.reduce_all(tf.stack(checks))
+
+
+def _total_finite_on_host(scalars, tensors) -> bool:
+  """Eagerly: whether `scalars` and the sums of `tensors` add up finite.
+
+  NumPy adds them in float64, with no TF op to dispatch: the small
+  gradients' sums (`tensors`, float32 or float64) and the large and sparse
+  ones' scalars. A float32 tensor's float64 sum cannot overflow, so it is
+  finite exactly when every element is; a float64 one's can, and then, as
+  for any non-finite total, the caller runs the exact check.
+
+  Args:
+    scalars: float32 scalar tensors (sums, sums of squares).
+    tensors: Small float32 or float64 tensors.
+  """
+  with np.errstate(all="ignore"):  # Even under np.seterr(all="raise").
+    total = sum(float(t.numpy()) for t in scalars)
+    for t in tensors:
+      total += float(np.sum(t.numpy(), dtype=np.float64))
+  return math.isfinite(total)
 
 
 def _many_small_alone(small) -> bool:

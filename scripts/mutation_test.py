@@ -195,6 +195,15 @@ MUTANTS = (
            "  return elements >= 0",
            (_SKIP, "tests/op_count_test.py"), "a few small gradients alone "
            "are summed behind a Switch too"),
+    Mutant("S20", _SD,
+           "      total += float(np.sum(t.numpy(), dtype=np.float64))",
+           "      total += 0.0",
+           (_SKIP,), "eagerly, small gradients are left out of the total "
+           "NumPy adds up"),
+    Mutant("S21", _SD,
+           "  return math.isfinite(total)",
+           "  return not math.isnan(total)",
+           (_SKIP,), "eagerly, an infinite total reads as finite"),
     Mutant("S11", _SD,
            "    if not (values.dtype.is_floating or values.dtype.is_complex):",
            "    if not values.dtype.is_floating:",

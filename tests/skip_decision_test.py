@@ -272,6 +272,30 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
 
     self.assertEqual(bool(evaluate(mode, fn)), case["expected"])
 
+  @parameterized.product(
+      mode=MODES,
+      case=[
+          dict(small=[1.0, 2.0], expected=True),
+          # float64 elements whose sum overflows float64: the exact check.
+          dict(small=[1.7e308, 1.7e308], expected=True),
+          dict(small=[1.7e308, np.nan], expected=False),
+          # +Inf and -Inf add up to NaN, which NumPy flags as invalid.
+          dict(small=[np.inf, -np.inf], expected=False),
+      ])
+  def test_small_float64_beside_a_large_gradient(self, mode, case):
+    # Eagerly NumPy adds the small gradients up; a user's
+    # np.seterr(all="raise") must not turn its overflow or NaN into an
+    # error, and an overflowing float64 sum must still read as finite.
+    large = np.ones([20000], np.float32)
+
+    def fn():
+      return skip_decision.all_finite(
+          [tf.constant(large), tf.constant(np.array(case["small"]))])
+
+    with np.errstate(all="raise"):
+      result = evaluate(mode, fn)
+    self.assertEqual(bool(result), case["expected"])
+
   def _ops_run(self, grads_fn, poison=None):
     """Types of the ops one Session run of `all_finite` runs, and its answer.
 
