@@ -693,14 +693,18 @@ class ControlFlowTest(tf.test.TestCase, parameterized.TestCase):
                            else [])
     init = _initial(specs)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+
+    def build():
+      with strategy.scope():
+        variables = [tf.Variable(x) for x in init]
+        opt = mp.LossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(0.5),
+            mp.ExponentialUpdateLossScaleManager(16.0, 1000))
+      return variables, opt, _loss_fn(variables, coeffs)
+
     if mode == "graph":
       with tf.Graph().as_default():
-        with strategy.scope():
-          variables = [tf.Variable(x) for x in init]
-          opt = mp.LossScaleOptimizer(
-              tf.compat.v1.train.GradientDescentOptimizer(0.5),
-              mp.ExponentialUpdateLossScaleManager(16.0, 1000))
-        loss = _loss_fn(variables, coeffs)
+        variables, opt, loss = build()
         train = strategy.extended.call_for_each_replica(
             lambda: opt.minimize(loss(), var_list=variables))
         with tf.compat.v1.Session() as sess:
@@ -708,12 +712,7 @@ class ControlFlowTest(tf.test.TestCase, parameterized.TestCase):
           sess.run(train)
           got = sess.run(variables)
     else:
-      with strategy.scope():
-        variables = [tf.Variable(x) for x in init]
-        opt = mp.LossScaleOptimizer(
-            tf.compat.v1.train.GradientDescentOptimizer(0.5),
-            mp.ExponentialUpdateLossScaleManager(16.0, 1000))
-      loss = _loss_fn(variables, coeffs)
+      variables, opt, loss = build()
 
       @tf.function
       def step():
