@@ -16,16 +16,19 @@ written in that phase. A `Commit` then writes the result so that a failure
   targets, and only once all of them are written are they renamed over the
   originals, with the stop signals held until the last rename.
 
-Worker processes for libcst are a `multiprocessing` pool that the parent
-terminates on Ctrl-C or on any error, and checks for a worker that died.
+Worker processes for libcst (`_Workers`) each have a pipe of their own;
+the parent kills them on Ctrl-C or on any error, and sees at once a worker
+that died.
 
 This module needs only the standard library (and libcst, via `rewrite`).
 """
 
+import collections
 import contextlib
 import dataclasses
 import errno
 import multiprocessing
+import multiprocessing.connection
 import os
 import re
 import shutil
@@ -33,8 +36,7 @@ import signal
 import stat
 import tempfile
 import threading
-import time
-from typing import Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
 
 from contrib_mp_upgrade import blockers as blockers_lib
 from contrib_mp_upgrade import notebook as notebook_lib
@@ -318,78 +320,141 @@ def upgrade_all(entries: List[Entry],
     for entry in heavy:
       finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
     return
-  context = multiprocessing.get_context("spawn")
-  others = {p.pid for p in multiprocessing.active_children()}
-  pool = context.Pool(processes=min(jobs, len(heavy)),
-                      initializer=_leave_signals_to_the_parent)
-  try:
-    workers = {p.pid: p for p in multiprocessing.active_children()
-               if p.pid not in others}
-    results = pool.imap_unordered(
-        _upgrade_one, [(i, e.source, contrib_to_slim)
-                       for i, e in enumerate(heavy)])
-    pending = set(range(len(heavy)))
-    checked = time.monotonic()
-    while pending:
+  with _Workers(min(jobs, len(heavy)), contrib_to_slim) as workers:
+    for i, result in workers.convert([e.source for e in heavy],
+                                     [e.name for e in heavy]):
+      finish(heavy[i], result)
+
+
+class _Workers:
+  """Worker processes that convert files with libcst, one file at a time.
+
+  Each worker has a pipe of its own, and the parent hands it the next file
+  when it returns the last one. Nothing is shared between workers: a
+  `multiprocessing.Pool`'s workers read one queue under one lock, and a
+  worker killed while it held that lock (the OOM killer, a crash in
+  libcst's native parser) hung the pool's shutdown forever. Here the parent
+  waits on the pipes of the busy workers, where a death reads as the end of
+  the pipe, so it is seen as it happens.
+
+  Leaving the `with` block ends the workers: at once, by SIGKILL, on an
+  exception (Ctrl-C, a dead worker), and by closing their pipes otherwise.
+  """
+
+  def __init__(self, count: int, contrib_to_slim: bool):
+    context = multiprocessing.get_context("spawn")
+    self._processes = []
+    self._pipes = []
+    try:
+      for _ in range(count):
+        pipe, child_end = context.Pipe()
+        self._pipes.append(pipe)
+        try:
+          process = context.Process(target=_serve,
+                                    args=(child_end, contrib_to_slim),
+                                    daemon=True)
+          process.start()
+          self._processes.append(process)
+        finally:
+          # Only the worker holds its end: if it dies, the pipe ends.
+          child_end.close()
+    except BaseException:
+      self._end(kill=True)
+      raise
+
+  def __enter__(self) -> "_Workers":
+    return self
+
+  def __exit__(self, exc_type, exc, tb) -> None:
+    self._end(kill=exc_type is not None)
+
+  def _end(self, kill: bool) -> None:
+    for pipe in self._pipes:
+      pipe.close()  # A waiting worker reads the end of its pipe, and exits.
+    for process in self._processes:
+      if kill:
+        process.kill()
+    for process in self._processes:
+      process.join()
+
+  def convert(self, sources: List[bytes], names: List[str]
+              ) -> Iterator[Tuple[int, rewrite.FileResult]]:
+    """Yields `(index, result)` for each source, in the order they finish.
+
+    A worker with nothing left to do is let go at once: each holds libcst
+    and its trees, and memory is what a large run runs out of.
+
+    Raises:
+      UpgradeError: A worker process ended before it returned its file.
+    """
+    queue = collections.deque(range(len(sources)))
+    busy = {}  # pipe -> (process, index of the file it converts)
+
+    def hand_out(pipe, process) -> None:
+      if not queue:
+        pipe.close()  # It reads the end of its pipe, and exits.
+        return
+      i = queue.popleft()
+      busy[pipe] = (process, i)
       try:
-        i, result = results.next(timeout=_POLL_S)
-      except multiprocessing.TimeoutError:
-        i = None
-      # Also while results keep coming: the other workers go on converting
-      # while the dead one's file never arrives.
-      if i is None or time.monotonic() - checked >= _POLL_S:
-        _check_workers(workers, [heavy[j].name for j in sorted(pending)])
-        checked = time.monotonic()
-      if i is not None:
-        pending.discard(i)
-        finish(heavy[i], result)
-    pool.close()
-  except BaseException:
-    # Ctrl-C, or a worker's crash: end every worker now rather than wait for
-    # the queued files (a `ProcessPoolExecutor` would, and a second Ctrl-C
-    # then deadlocked its shutdown).
-    pool.terminate()
-    raise
-  finally:
-    pool.join()
+        pipe.send((i, sources[i]))
+      except OSError:  # Its end of the pipe is closed: it died.
+        self._died(process, busy, queue, names)
+
+    for pipe, process in zip(self._pipes, self._processes):
+      hand_out(pipe, process)
+    while busy:
+      # A worker that dies closes its end of its pipe, which then reads as
+      # ended: the wait sees a death as it sees a result.
+      for pipe in multiprocessing.connection.wait(list(busy)):
+        process, i = busy[pipe]
+        try:
+          j, result, error = pipe.recv()
+        except (EOFError, OSError):  # It died before it sent its file back.
+          self._died(process, busy, queue, names)
+        del busy[pipe]
+        if error is not None:
+          raise error
+        assert j == i, (j, i)
+        yield i, result
+        hand_out(pipe, process)
+
+  @staticmethod
+  def _died(process, busy, queue, names: List[str]) -> None:
+    """Raises `UpgradeError` for `process`, naming the files not done."""
+    process.join()
+    code = process.exitcode
+    how = "ended with status {}".format(code)
+    if code is not None and code < 0 and -code in set(signal.Signals):
+      how = "killed by {}".format(signal.Signals(-code).name)
+    pending = sorted(names[i] for i in
+                     list(queue) + [i for _, i in busy.values()])
+    raise UpgradeError(
+        "A worker process converting the tree was {}; nothing was "
+        "written. If the machine ran out of memory, run again with "
+        "`--jobs 1`; if it keeps happening, one of the files not yet "
+        "converted is the cause: {}{}.".format(
+            how, ", ".join(pending[:5]), ", ..." if len(pending) > 5
+            else ""))
 
 
-# How often the parent checks that its workers are alive: a pool replaces a
-# worker that died (the kernel's OOM killer, a crash in libcst's native
-# parser), but the file it held never comes back, and the run would wait
-# for it forever.
-_POLL_S = 0.5
+def _serve(pipe, contrib_to_slim: bool) -> None:
+  """A worker's loop: converts each file it is sent, until its pipe ends.
 
-
-def _check_workers(workers: Dict[int, multiprocessing.Process],
-                   pending: List[str]) -> None:
-  """Raises `UpgradeError` if a worker process has ended."""
-  alive = {p.pid for p in multiprocessing.active_children()}
-  for pid, process in workers.items():
-    if pid not in alive:
-      code = process.exitcode
-      how = "ended with status {}".format(code)
-      if code is not None and -code in set(signal.Signals):
-        how = "killed by {}".format(signal.Signals(-code).name)
-      raise UpgradeError(
-          "A worker process converting the tree was {}; nothing was "
-          "written. If the machine ran out of memory, run again with "
-          "`--jobs 1`; if it keeps happening, one of the files not yet "
-          "converted is the cause: {}{}.".format(
-              how, ", ".join(pending[:5]), ", ..." if len(pending) > 5
-              else ""))
-
-
-def _leave_signals_to_the_parent() -> None:
-  """A worker ignores Ctrl-C: the terminal sends it to the whole group,
-  and the parent, which decides what to clean up, ends the workers."""
+  It ignores Ctrl-C: the terminal sends it to the whole group, and the
+  parent, which decides what to clean up, ends the workers.
+  """
   signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _upgrade_one(job: Tuple[int, bytes, bool]
-                 ) -> Tuple[int, rewrite.FileResult]:
-  i, source, contrib_to_slim = job
-  return i, rewrite.upgrade_source(source, contrib_to_slim)
+  while True:
+    try:
+      i, source = pipe.recv()
+    except EOFError:
+      return
+    try:
+      result, error = rewrite.upgrade_source(source, contrib_to_slim), None
+    except Exception as e:  # pylint: disable=broad-except
+      result, error = None, e  # Raised again in the parent, as a pool did.
+    pipe.send((i, result, error))
 
 
 def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
@@ -570,6 +635,9 @@ def _fail(what: str, error: OSError, where: str) -> UpgradeError:
       what, describe_os_error(error), where))
 
 
+_T = TypeVar("_T")
+
+
 class Commit:
   """Finishes a run: the output and the report appear together, or neither.
 
@@ -596,8 +664,32 @@ class Commit:
       missing.append(directory)
       directory = os.path.dirname(directory)
     for path in reversed(missing):
-      os.mkdir(path)
-      self._undo.append(lambda path=path: _rmdir(path))
+      self._create(lambda path=path: os.mkdir(path),
+                   lambda _, path=path: _rmdir(path))
+
+  def _create(self, make: Callable[[], _T],
+              undo: Callable[[_T], None]) -> _T:
+    """Returns `make()`, with `undo` of what it made registered for `abort`.
+
+    A stop signal waits until both are done: landing between them, it left
+    what `make` created behind.
+    """
+    with signals_deferred():
+      made = make()
+      self._undo.append(lambda: undo(made))
+    return made
+
+  def _create_file(self, path: str) -> str:
+    """Creates an empty temporary file beside `path`; returns its path."""
+    def make() -> Tuple[int, str]:
+      return tempfile.mkstemp(
+          prefix=".{}.".format(os.path.basename(path)),
+          suffix=".contrib-mp-upgrade",
+          dir=os.path.dirname(os.path.abspath(path)))
+
+    fd, temp = self._create(make, lambda made: _remove(made[1]))
+    os.close(fd)
+    return temp
 
   def stage_tree(self, plan: Plan, outtree: str,
                  extra: Optional[Dict[str, bytes]] = None) -> None:
@@ -613,9 +705,9 @@ class Commit:
     parent = os.path.dirname(outtree)
     try:
       self._makedirs(parent)
-      stage = tempfile.mkdtemp(
+      stage = self._create(lambda: tempfile.mkdtemp(
           prefix=".{}.contrib-mp-upgrade-".format(os.path.basename(outtree)),
-          dir=parent)
+          dir=parent), remove_tree)
       inside = False
     except OSError as e:
       if not (os.path.isdir(outtree) and os.access(outtree, os.W_OK)):
@@ -623,9 +715,9 @@ class Commit:
             outtree, parent), e, "choose a writable location.")
       # The parent is read-only but the (empty) outtree is not: build the
       # tree inside it, and move the top-level entries up at the end.
-      stage = tempfile.mkdtemp(prefix=".contrib-mp-upgrade-", dir=outtree)
+      stage = self._create(lambda: tempfile.mkdtemp(
+          prefix=".contrib-mp-upgrade-", dir=outtree), remove_tree)
       inside = True
-    self._undo.append(lambda: remove_tree(stage))
     try:
       _materialize(plan, stage)
       for name, data in (extra or {}).items():
@@ -647,17 +739,12 @@ class Commit:
   def stage_inplace(self, entries: List[Entry]) -> None:
     """Writes each changed file to a temporary file beside it."""
     for entry in entries:
-      directory = os.path.dirname(os.path.abspath(entry.path))
       try:
-        fd, temp = tempfile.mkstemp(
-            prefix=".{}.".format(os.path.basename(entry.path)),
-            suffix=".contrib-mp-upgrade", dir=directory)
+        temp = self._create_file(entry.path)
       except OSError as e:
         self.abort()
         raise _fail("{!r} cannot be rewritten in place".format(entry.path),
                     e, "no input file was changed.")
-      os.close(fd)
-      self._undo.append(lambda temp=temp: _remove(temp))
       try:
         _write_bytes(temp, entry.written)
         shutil.copymode(entry.path, temp)
@@ -692,11 +779,7 @@ class Commit:
     temp = None
     try:
       self._makedirs(directory)
-      fd, temp = tempfile.mkstemp(
-          prefix=".{}.".format(os.path.basename(path)),
-          suffix=".contrib-mp-upgrade", dir=directory)
-      os.close(fd)
-      self._undo.append(lambda: _remove(temp))
+      temp = self._create_file(path)
       _write_bytes(temp, data)
       if mode_from is not None:
         shutil.copymode(mode_from, temp)

@@ -211,6 +211,80 @@ class StartingTest(_CommandTest):
       self.assertEqual(sorted(os.listdir(root)), ["in"])
 
 
+# Runs the command with one of the calls that create a staged file or
+# directory wrapped: right after its first call returns, the process sends
+# itself SIGINT, as a Ctrl-C that lands between creating a thing and
+# recording it for removal does.
+_SIGNAL_AFTER = """
+import os, signal, sys, tempfile
+module, name = sys.argv[1].rsplit(".", 1)
+owner = {"os": os, "tempfile": tempfile}[module]
+real = getattr(owner, name)
+calls = []
+def wrapped(*args, **kwargs):
+  made = real(*args, **kwargs)
+  if not calls:
+    calls.append(1)
+    os.kill(os.getpid(), signal.SIGINT)
+  return made
+setattr(owner, name, wrapped)
+from contrib_mp_upgrade.__main__ import main
+sys.argv[1:] = sys.argv[2:]
+sys.exit(main())
+"""
+
+
+class SignalWhileStagingTest(parameterized.TestCase):
+  """A signal right after a staged file or directory is made removes it."""
+
+  @parameterized.named_parameters(
+      ("tree", "tempfile.mkdtemp", False, "out/new"),
+      ("its_parent", "os.mkdir", False, "out/new"),
+      ("in_place", "tempfile.mkstemp", True, None),
+      ("report", "tempfile.mkstemp", False, "out/new"),
+  )
+  def test_nothing_is_left(self, call, inplace, outtree):
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      os.makedirs(tree)
+      # Light files: no workers, so the first calls are the staging ones.
+      for i in range(3):
+        with open(os.path.join(tree, "m{}.py".format(i)), "w") as f:
+          f.write("import tensorflow as tf\n"
+                  "m = tf.contrib.mixed_precision.FixedLossScaleManager("
+                  "{}.0)\n".format(i + 1))
+      args = ["--intree", tree]
+      if inplace:
+        args.append("--inplace")
+      else:
+        args += ["--outtree", os.path.join(root, outtree), "--reportfile",
+                 os.path.join(root, "reports", "report.txt")]
+      before = _contents(root)
+      env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+          [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+      proc = subprocess.run(
+          [sys.executable, "-c", _SIGNAL_AFTER, call] + args, cwd=root,
+          env=env, capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 130, err)
+      self.assertEqual(err.strip().splitlines(), [
+          "contrib-mp-upgrade: interrupted (SIGINT); nothing was written."])
+      self.assertEqual(_contents(root), before)
+
+
+def _contents(root: str):
+  """Each path under `root`, with its bytes if it is a file."""
+  found = []
+  for directory, dirs, files in os.walk(root):
+    found += [(os.path.relpath(os.path.join(directory, d), root), None)
+              for d in dirs]
+    for name in files:
+      with open(os.path.join(directory, name), "rb") as f:
+        found.append((os.path.relpath(os.path.join(directory, name), root),
+                      f.read()))
+  return sorted(found)
+
+
 class WorkerDiesTest(_CommandTest):
   """A worker killed from outside (the OOM killer) ends the run, cleanly.
 
@@ -235,8 +309,8 @@ class WorkerDiesTest(_CommandTest):
         os.killpg(proc.pid, signal.SIGKILL)
         self.fail("the command waited for its dead worker")
       err = err.decode()
-      # Found within a poll of the pool (half a second), however loaded the
-      # machine: not after the other workers have converted everything.
+      # Seen as it happens, however loaded the machine: not after the other
+      # worker has converted everything.
       self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
       self.assertEqual(proc.returncode, 1, err)
       self.assertIn("worker process converting the tree was killed by "
@@ -244,6 +318,83 @@ class WorkerDiesTest(_CommandTest):
       self.assertNotIn("Traceback", err)
       self.assertEqual(sorted(os.listdir(root)), ["in"])
       self.assertEqual(_listing(tree), before)
+
+  def test_a_worker_killed_while_it_waits_for_work(self):
+    # One long file and two short ones: one worker converts the long file
+    # while the other, done with the short ones, waits for more. A pool's
+    # idle worker waits holding the lock of the queue they all read; killed
+    # there, it never released it, and ending the pool waited for that lock
+    # forever.
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                      "1", "--filler", "8000", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      source = ("import tensorflow as tf\n"
+                "opt = tf.contrib.mixed_precision.LossScaleOptimizer(\n"
+                "    tf.train.GradientDescentOptimizer(0.1),\n"
+                "    tf.contrib.mixed_precision.FixedLossScaleManager(8.0))\n")
+      for name in ("short_1.py", "short_2.py"):
+        with open(os.path.join(tree, name), "w") as f:
+          f.write(source)
+      before = _listing(tree)
+      proc = self._start(root, tree)
+      target, cpu = [], {}
+
+      def one_waits():
+        # A worker whose CPU time stood still for half a second waits for
+        # work while the other converts. A worker that lets go once nothing
+        # is left leaves one, converting the long file: that one is killed
+        # once it has worked for a second and a half (imports take 0.3 s).
+        workers = _workers(proc.pid)
+        now = {pid: _cpu_seconds(pid) for pid in workers}
+        still = [pid for pid in workers
+                 if pid in cpu and now[pid] == cpu[pid]]
+        if len(workers) == 2 and len(still) == 1:
+          target[:] = still
+        elif len(workers) == 1 and now[workers[0]] >= 1.5:
+          target[:] = workers
+        cpu.clear()
+        cpu.update(now)
+        if not target:
+          time.sleep(0.5)
+        return bool(target)
+
+      while True:
+        self._wait_for(proc, one_waits, "one worker waited for work")
+        try:
+          os.kill(target[0], signal.SIGKILL)
+          break
+        except ProcessLookupError:  # It let go as it was picked.
+          target.clear()
+      try:
+        _, err = proc.communicate(timeout=30)
+      except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        self.fail("the command hung after its idle worker was killed")
+      err = err.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn("worker process converting the tree was killed by "
+                    "SIGKILL; nothing was written", err)
+      self.assertNotIn("Traceback", err)
+      self.assertEqual(sorted(os.listdir(root)), ["in"])
+      self.assertEqual(_listing(tree), before)
+      deadline = time.monotonic() + _PROMPT_S
+      while _group_alive(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+      self.assertEqual(_group_alive(proc.pid), [], "workers left running")
+
+
+def _cpu_seconds(pid: int) -> float:
+  """User plus system CPU time of process `pid`; -1 once it is gone."""
+  try:
+    with open("/proc/{}/stat".format(pid)) as f:
+      fields = f.read().rsplit(")", 1)[1].split()
+  except OSError:
+    return -1
+  # The fields after the name start at the state (field 3): utime and stime
+  # are fields 14 and 15, in clock ticks.
+  return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":
