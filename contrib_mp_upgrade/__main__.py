@@ -24,14 +24,44 @@ def _stop_while_starting(signum, frame):
   os._exit(128 + signum)  # pylint: disable=protected-access
 
 
+def _open_closed_standard_streams() -> None:
+  """Gives a closed stdin, stdout or stderr (`2>&-`) /dev/null instead.
+
+  Else the next file opened takes its number, and a message meant for the
+  terminal lands in it; Python also sets `sys.stderr` to None, and the
+  command failed on its first message, without a word.
+  """
+  for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"),
+                         (2, "stderr", "w")):
+    try:
+      os.fstat(fd)
+    except OSError:
+      null = os.open(os.devnull, os.O_RDWR)  # The lowest free number: fd.
+      if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
+    if getattr(sys, name) is None:
+      setattr(sys, name, open(fd, mode, closefd=False))
+
+
 def main() -> int:
   previous = {signum: signal.signal(signum, _stop_while_starting)
               for signum in _STOP_SIGNALS}
+  _open_closed_standard_streams()
   from contrib_mp_upgrade import cli  # pylint: disable=g-import-not-at-top
   # From here on the command's own handlers (`cli.main`) take over.
   for signum, handler in previous.items():
     signal.signal(signum, handler)
-  return cli.main()
+  try:
+    return cli.main()
+  except BrokenPipeError:
+    # What reads the output went away (`--dry_run | head`): stop without a
+    # word, as a tool that SIGPIPE ends does, and let Python's own flush
+    # at exit find /dev/null.
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    return 128 + 13  # SIGPIPE's number, which Windows does not name.
 
 
 if __name__ == "__main__":

@@ -265,6 +265,8 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   try:
     _stage(commit, plan, text, infile, outfile, outtree, inplace,
            reportfile)
+    # A pipe may take its time, and Ctrl-C must still stop the command.
+    commit.write_streams()
     # Renaming into place is quick; a signal in the middle of it would
     # leave some files converted and others not, so it waits until the end.
     with tree.signals_deferred():
@@ -272,8 +274,10 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
       finished = True
   except OSError as e:
     commit.abort()
-    raise UpgradeError("The output could not be put in place ({}).".format(
-        tree.describe_os_error(e)))
+    raise UpgradeError(
+        "The output could not be put in place ({}); nothing was changed. Fix "
+        "the cause and run the command again.".format(
+            tree.describe_os_error(e)))
   except tree.Interrupted:
     if finished:
       return outcome  # It came too late: the output is complete.

@@ -496,6 +496,10 @@ def decode_error(source: bytes) -> Optional[str]:
     name = "UTF-8" if codec in ("utf-8", "utf-8-sig") else encoding
     return "invalid {} at line {} (byte 0x{:02x})".format(
         name, source.count(b"\n", 0, e.start) + 1, source[e.start])
+  except (LookupError, UnicodeError) as e:
+    # A codec that is not a text encoding (`# coding: rot13`, `undefined`):
+    # Python refuses the file too.
+    return "a coding declaration Python cannot read ({})".format(e)
   if "\0" in text:
     # Python refuses the file; libcst parses one in a string or comment.
     return _nul_byte(source)

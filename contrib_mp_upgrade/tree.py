@@ -353,7 +353,8 @@ class _Workers:
           process = context.Process(target=_serve,
                                     args=(child_end, contrib_to_slim),
                                     daemon=True)
-          process.start()
+          with _children_hold_stop_signals():
+            process.start()
           self._processes.append(process)
         finally:
           # Only the worker holds its end: if it dies, the pipe ends.
@@ -438,13 +439,38 @@ class _Workers:
             else ""))
 
 
+@contextlib.contextmanager
+def _children_hold_stop_signals() -> Iterator[None]:
+  """Processes started in the block begin with the stop signals held.
+
+  A new program keeps its parent's blocked signals, and Python leaves them
+  so: the worker holds the terminal's Ctrl-C until `_serve` ignores it. A
+  worker that caught it while it imported libcst (tenths of a second)
+  printed a `KeyboardInterrupt` traceback. The parent's own signals wait
+  until the block ends.
+  """
+  try:
+    # Started here, if it is not running: starting it unblocks SIGINT and
+    # SIGTERM in this process (CPython's `resource_tracker` does), which
+    # inside the block would end the hold for the worker.
+    from multiprocessing import resource_tracker  # pylint: disable=g-import-not-at-top
+    resource_tracker.ensure_running()
+  except (ImportError, AttributeError):  # Not on this platform.
+    pass
+  with signals_deferred():
+    yield
+
+
 def _serve(pipe, contrib_to_slim: bool) -> None:
   """A worker's loop: converts each file it is sent, until its pipe ends.
 
   It ignores Ctrl-C: the terminal sends it to the whole group, and the
   parent, which decides what to clean up, ends the workers.
   """
-  signal.signal(signal.SIGINT, signal.SIG_IGN)
+  signal.signal(signal.SIGINT, signal.SIG_IGN)  # Drops a Ctrl-C it held.
+  if hasattr(signal, "pthread_sigmask"):
+    # A SIGTERM or SIGHUP it held ends it now, as it ends the parent.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
   while True:
     try:
       i, source = pipe.recv()
@@ -759,10 +785,19 @@ class Commit:
     """Writes `data` to a temporary file beside `path`.
 
     A `path` that is a device or a pipe (`/dev/null`, `/dev/stdout`) is
-    written to at the end instead: renaming over it would replace it.
+    written to by `write_streams` instead: renaming over it would replace
+    it. A directory is refused now: renaming over it would fail only once
+    the other outputs were in place.
     """
-    if os.path.exists(path) and not (os.path.isfile(path) or
-                                     os.path.isdir(path)):
+    if os.path.isdir(path):
+      self.abort()
+      raise UpgradeError(
+          "`{}` {!r} is a directory; nothing was written. Give the path of "
+          "a file, for example {!r}.".format(
+              flag, path, os.path.join(
+                  path, "report.txt" if flag == "--reportfile"
+                  else "converted.py")))
+    if os.path.exists(path) and not os.path.isfile(path):
       try:
         # Opened now, without waiting: a FIFO nobody reads is an error
         # here, not a wait at the end with Ctrl-C held.
@@ -772,8 +807,8 @@ class Commit:
         self.abort()
         raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
                     "choose a writable path.")
-      self._undo.append(lambda: os.close(fd))
-      self._writes.append((fd, data))
+      self._undo.append(lambda: self._close_streams())
+      self._writes.append((fd, data, flag, path))
       return
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
@@ -791,20 +826,122 @@ class Commit:
                   "choose a writable path.")
     self._renames.append((temp, path))
 
+  def write_streams(self) -> None:
+    """Writes what goes to a pipe or a device (`--reportfile /dev/stdout`).
+
+    Such a write cannot be taken back, so it comes before the renames, and
+    a stop signal still stops it: a reader that stopped reading (a paused
+    pager) must not make the command impossible to stop. If it fails (the
+    reader went away), nothing has been put in place yet.
+    """
+    for fd, data, flag, path in self._writes:
+      try:
+        with open(fd, "wb", closefd=False) as f:
+          f.write(data)
+      except OSError as e:
+        raise _fail("`{}` {!r} could not be written".format(flag, path), e,
+                    "fix the cause and run the command again.") from e
+    self._close_streams()
+
+  def _close_streams(self) -> None:
+    writes, self._writes = self._writes, []
+    for fd, _, _, _ in writes:
+      os.close(fd)
+
   def finish(self) -> None:
-    """Renames everything staged into place."""
+    """Renames everything staged into place; if one rename fails, none.
+
+    A file a rename replaces is hard-linked to a backup beside it first,
+    so that a later rename that fails (an immutable file, a path that
+    became a directory) puts back what the earlier ones replaced.
+
+    Raises:
+      UpgradeError: A rename failed. Everything is as it was before, unless
+        the message says where an original is kept.
+    """
+    self.write_streams()  # If the caller has not: nothing left to write.
+    undo: List[Callable[[], None]] = []
+    backups: List[str] = []
+    path = None
+    try:
+      if self._moves_into is not None:
+        stage, outtree = self._moves_into
+        path = outtree
+        for name in os.listdir(stage):
+          os.rename(os.path.join(stage, name), os.path.join(outtree, name))
+          undo.append(lambda name=name: os.rename(
+              os.path.join(outtree, name), os.path.join(stage, name)))
+      for temp, path in self._renames:
+        backup = _backup(path)
+        if backup is not None:
+          backups.append(backup)
+        empty_directory = os.path.isdir(path) and not os.path.islink(path)
+        if os.path.isdir(temp):
+          os.rename(temp, path)
+        else:
+          os.replace(temp, path)
+        if backup is not None:
+          undo.append(lambda backup=backup, path=path: os.replace(backup,
+                                                                  path))
+        else:
+          if empty_directory:  # Made again once the rename is taken back.
+            undo.append(lambda path=path: os.mkdir(path))
+          undo.append(lambda temp=temp, path=path: os.rename(path, temp))
+    except OSError as e:
+      stuck = _run_all(reversed(undo))
+      for backup in backups:
+        if not stuck:
+          _remove(backup)
+      if stuck:
+        raise UpgradeError(
+            "{!r} could not be put in place ({}), and what was already "
+            "renamed could not be put back ({}). The originals are kept "
+            "beside them: {}.".format(
+                path, describe_os_error(e), stuck[0],
+                ", ".join(b for b in backups if os.path.lexists(b)))) from e
+      raise _fail("{!r} could not be put in place".format(path), e,
+                  "what was already renamed was put back; fix the cause "
+                  "and run the command again.") from e
+    for backup in backups:
+      _remove(backup)
     if self._moves_into is not None:
-      stage, outtree = self._moves_into
-      for name in os.listdir(stage):
-        os.rename(os.path.join(stage, name), os.path.join(outtree, name))
-      os.rmdir(stage)
-    for temp, path in self._renames:
-      os.replace(temp, path) if not os.path.isdir(temp) else os.rename(
-          temp, path)
+      os.rmdir(self._moves_into[0])
     self._undo = []
-    for fd, data in self._writes:
-      with open(fd, "wb") as f:
-        f.write(data)
+
+
+def _backup(path: str) -> Optional[str]:
+  """Hard-links what is at `path` (not a directory) to a name beside it.
+
+  Returns:
+    The backup's path, or None if nothing but an empty directory (which
+    `os.rename` replaces, and the undo of the rename leaves) is at `path`.
+  """
+  if not os.path.lexists(path) or (os.path.isdir(path) and
+                                   not os.path.islink(path)):
+    return None
+  directory, name = os.path.split(os.path.abspath(path))
+  for _ in range(100):
+    backup = os.path.join(directory, ".{}.{}.contrib-mp-upgrade".format(
+        name, os.urandom(4).hex()))
+    try:
+      os.link(path, backup, follow_symlinks=False)
+    except FileExistsError:
+      continue
+    except OSError:  # No hard links here (FAT, some FUSE file systems).
+      shutil.copy2(path, backup, follow_symlinks=False)
+    return backup
+  raise FileExistsError(errno.EEXIST, "no free backup name", path)
+
+
+def _run_all(calls) -> List[str]:
+  """Calls each; returns the errors of those that raised `OSError`."""
+  errors = []
+  for call in calls:
+    try:
+      call()
+    except OSError as e:
+      errors.append(describe_os_error(e))
+  return errors
 
 
 def _rmdir(path: str) -> None:

@@ -1,0 +1,380 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Hostile runs of `contrib-mp-upgrade` that broke its all-or-nothing contract.
+
+Each test runs the real command as a subprocess, in a session of its own,
+and checks the contract: a clear one-line message, exit status 1 on an
+error (128 + signum on a signal), no traceback, and nothing left behind
+(no output, no staging directory, no temporary file, the input unchanged).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MAKE_TREE = os.path.join(_REPO, "scripts", "make_legacy_tree.py")
+_SOURCE = ("import tensorflow as tf\n"
+           "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)\n")
+
+
+def _env():
+  return dict(os.environ, PYTHONPATH=os.pathsep.join(
+      [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+
+def _command(*args):
+  return [sys.executable, "-m", "contrib_mp_upgrade"] + list(args)
+
+
+def _small_tree(root: str, files: int = 3) -> str:
+  """Light files only: no worker processes."""
+  tree = os.path.join(root, "in")
+  os.makedirs(tree)
+  for i in range(files):
+    with open(os.path.join(tree, "m{:03d}.py".format(i)), "w") as f:
+      f.write(_SOURCE)
+  return tree
+
+
+def _contents(root: str):
+  """Each path under `root`, with its bytes if it is a file."""
+  found = []
+  for directory, dirs, files in os.walk(root):
+    found += [(os.path.relpath(os.path.join(directory, d), root), None)
+              for d in dirs]
+    for name in files:
+      path = os.path.join(directory, name)
+      if not os.path.isfile(path):
+        found.append((os.path.relpath(path, root), "special"))
+        continue
+      with open(path, "rb") as f:
+        found.append((os.path.relpath(path, root), f.read()))
+  return sorted(found)
+
+
+def _group_alive(pgid: int) -> list:
+  alive = []
+  for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+      continue
+    try:
+      with open("/proc/{}/stat".format(pid)) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+      continue
+    if int(fields[2]) == pgid and fields[0] != "Z":
+      alive.append(int(pid))
+  return alive
+
+
+def _workers(pgid: int) -> list:
+  """The command's worker processes."""
+  found = []
+  for pid in _group_alive(pgid):
+    try:
+      with open("/proc/{}/cmdline".format(pid), "rb") as f:
+        if b"spawn_main" in f.read():
+          found.append(pid)
+    except OSError:
+      pass
+  return found
+
+
+class ReportPathTest(parameterized.TestCase):
+  """`--reportfile` that fails only when everything else is in place."""
+
+  @parameterized.named_parameters(("outtree", False), ("inplace", True))
+  def test_report_path_is_a_directory(self, inplace):
+    # Staging the report writes a temporary file beside the directory; its
+    # rename over the directory fails after the tree (or the in-place
+    # files) were renamed into place.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      os.mkdir(os.path.join(root, "rdir"))
+      before = _contents(root)
+      args = ["--intree", tree, "--reportfile", os.path.join(root, "rdir")]
+      args += ["--inplace"] if inplace else [
+          "--outtree", os.path.join(root, "out")]
+      proc = subprocess.run(_command(*args), cwd=root, env=_env(),
+                            capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertLen(err.strip().splitlines(), 1, err)
+      self.assertEqual(_contents(root), before)
+
+  @parameterized.named_parameters(("outtree", False), ("inplace", True))
+  def test_report_fifo_whose_reader_left(self, inplace):
+    # The FIFO has a reader when the command opens it, and none by the
+    # time the report (larger than the pipe's buffer) is written, at the
+    # very end: EPIPE after the renames.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root, files=400)
+      fifo = os.path.join(root, "report.fifo")
+      os.mkfifo(fifo)
+      before = _contents(root)
+      reader = subprocess.Popen([sys.executable, "-c",
+                                 "import sys, time; f = open(sys.argv[1], "
+                                 "'rb'); time.sleep(1)", fifo])
+      try:
+        args = ["--intree", tree, "--reportfile", fifo]
+        args += ["--inplace"] if inplace else [
+            "--outtree", os.path.join(root, "out")]
+        proc = subprocess.run(_command(*args), cwd=root, env=_env(),
+                              capture_output=True, timeout=120)
+      finally:
+        reader.kill()
+        reader.wait()
+      err = proc.stderr.decode()
+      if proc.returncode == 0:
+        self.skipTest("the command finished before the reader left")
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertEqual(_contents(root), before)
+
+  def test_ctrl_c_while_the_report_pipe_is_full(self):
+    # A reader that opened the FIFO but does not read (a pager, a paused
+    # terminal): the report, larger than the pipe's buffer, blocks in a
+    # write made with the stop signals held; Ctrl-C and SIGTERM then do
+    # nothing.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root, files=400)
+      fifo = os.path.join(root, "report.fifo")
+      os.mkfifo(fifo)
+      reader = subprocess.Popen([sys.executable, "-c",
+                                 "import sys, time; f = open(sys.argv[1], "
+                                 "'rb'); time.sleep(300)", fifo])
+      proc = subprocess.Popen(
+          _command("--intree", tree, "--outtree", os.path.join(root, "out"),
+                   "--reportfile", fifo), cwd=root, env=_env(),
+          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+          start_new_session=True)
+      try:
+        deadline = time.monotonic() + 120
+        wchan = ""
+        while "pipe" not in wchan and time.monotonic() < deadline:
+          self.assertIsNone(proc.poll(), "the report fit in the pipe")
+          time.sleep(0.1)
+          with open("/proc/{}/wchan".format(proc.pid)) as f:
+            wchan = f.read()
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+          _, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+          self.fail("Ctrl-C did not stop the command blocked on the report")
+        self.assertEqual(proc.returncode, 130, err)
+      finally:
+        try:
+          os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+          pass
+        proc.communicate()
+        reader.kill()
+        reader.wait()
+
+
+class InputCrashTest(parameterized.TestCase):
+  """A file whose conversion raises: a message, not a traceback."""
+
+  @parameterized.named_parameters(
+      ("rot13_one_process", "rot13", 1),
+      ("rot13_in_a_worker", "rot13", 2),
+      ("undefined_in_a_worker", "undefined", 2),
+  )
+  def test_coding_cookie_of_a_non_text_codec(self, codec, jobs):
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      # Enough libcst lines (4,000) that --jobs 2 uses worker processes.
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                      "4", "--filler", "1200", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      with open(os.path.join(tree, "weird.py"), "w") as f:
+        f.write("# coding: {}\n".format(codec) + _SOURCE)
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", os.path.join(root, "out"),
+                   "--reportfile", os.path.join(root, "report.txt"),
+                   "--jobs", str(jobs)),
+          cwd=root, env=_env(), capture_output=True, timeout=300)
+      err = proc.stderr.decode()
+      self.assertNotIn("Traceback", err)
+      # Python refuses such a file too: it is copied unchanged, and the
+      # report says why.
+      self.assertEqual(proc.returncode, 0, err)
+      with open(os.path.join(tree, "weird.py"), "rb") as f:
+        original = f.read()
+      with open(os.path.join(root, "out", "weird.py"), "rb") as f:
+        self.assertEqual(f.read(), original)
+      with open(os.path.join(root, "report.txt")) as f:
+        report = f.read()
+      self.assertIn("weird.py", report)
+      self.assertIn("a coding declaration Python cannot read", report)
+
+
+class StandardStreamsTest(absltest.TestCase):
+
+  def test_stderr_closed(self):
+    # `2>&-`: sys.stderr is None; the run must still write its output.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", os.path.join(root, "out"),
+                   "--reportfile", os.path.join(root, "report.txt")),
+          cwd=root, env=_env(), stdout=subprocess.PIPE, timeout=120,
+          preexec_fn=lambda: os.close(2))
+      self.assertEqual(proc.returncode, 0, proc.stdout)
+      self.assertTrue(os.path.isfile(os.path.join(root, "out", "m000.py")))
+
+  def test_dry_run_into_a_pipe_closed_early(self):
+    # `contrib-mp-upgrade --dry_run ... | head -c1`.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root, files=400)  # Far more than a pipe holds.
+      proc = subprocess.Popen(_command("--intree", tree, "--dry_run"),
+                              cwd=root, env=_env(), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+      proc.stdout.read(1)
+      proc.stdout.close()
+      err = proc.stderr.read().decode()
+      proc.wait(timeout=120)
+      self.assertNotIn("Traceback", err)
+      self.assertEqual(err, "")
+      # As a tool that SIGPIPE ends: 128 + 13.
+      self.assertEqual(proc.returncode, 141)
+
+
+class InPlaceRenameFailsTest(absltest.TestCase):
+
+  def test_second_rename_fails(self):
+    # An input that cannot be replaced (immutable; or owned by another user
+    # in a sticky directory) while its directory is writable: the temporary
+    # files are made, the first rename succeeds, the second fails.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      locked = os.path.join(tree, "m001.py")
+      if subprocess.run(["chattr", "+i", locked],
+                        capture_output=True).returncode != 0:
+        self.skipTest("chattr +i is not available here")
+      try:
+        before = _contents(root)
+        proc = subprocess.run(
+            _command("--intree", tree, "--inplace", "--reportfile",
+                     os.path.join(root, "report.txt")),
+            cwd=root, env=_env(), capture_output=True, timeout=120)
+        after = _contents(root)
+      finally:
+        subprocess.run(["chattr", "-i", locked])
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertEqual(after, before, "some inputs were rewritten")
+
+
+# Runs the command with `os.<call>` failing (EPERM) on its Nth call from the
+# command's own code once staging is done: a rename that fails after others
+# succeeded, on any file system.
+_FAIL_NTH = """
+import errno, os, sys
+name, nth = sys.argv[1], int(sys.argv[2])
+real = getattr(os, name)
+calls = []
+def failing(*args, **kwargs):
+  calls.append(args)
+  if len(calls) == nth:
+    raise PermissionError(errno.EPERM, "Operation not permitted", args[-1])
+  return real(*args, **kwargs)
+setattr(os, name, failing)
+from contrib_mp_upgrade.__main__ import main
+sys.argv[1:] = sys.argv[3:]
+sys.exit(main())
+"""
+
+
+class RenameFailsTest(parameterized.TestCase):
+  """A rename into place that fails takes back the ones before it."""
+
+  @parameterized.named_parameters(
+      # In place: three files, the second one's replace fails.
+      ("second_of_three_in_place", "replace", 2, True, False),
+      # The tree is renamed into place, then the report's replace fails.
+      ("report_after_the_tree", "replace", 1, False, False),
+      # The same over a report that already exists.
+      ("report_over_an_old_one", "replace", 1, False, True),
+  )
+  def test_nothing_changes(self, call, nth, inplace, old_report):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      report = os.path.join(root, "report.txt")
+      if old_report:
+        with open(report, "w") as f:
+          f.write("the last run's report\n")
+      args = ["--intree", tree, "--reportfile", report]
+      if not inplace:
+        args += ["--outtree", os.path.join(root, "out")]
+      else:
+        args.append("--inplace")
+      before = _contents(root)
+      proc = subprocess.run(
+          [sys.executable, "-c", _FAIL_NTH, call, str(nth)] + args,
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertEqual(err.strip().splitlines(), [
+          "contrib-mp-upgrade: error: {!r} could not be put in place "
+          "([Errno 1] Operation not permitted). Nothing was written: what "
+          "was already renamed was put back; fix the cause and run the "
+          "command again.".format(
+              os.path.join(tree, "m001.py") if inplace else report)])
+      self.assertEqual(_contents(root), before)
+
+
+class CtrlCWhileWorkersStartTest(absltest.TestCase):
+
+  def test_ctrl_c_to_the_group_while_workers_import(self):
+    # A worker ignored SIGINT only once it ran `_serve`; before, it imported
+    # libcst (tenths of a second) with Python's default handler, and a
+    # Ctrl-C from the terminal printed its KeyboardInterrupt traceback.
+    # Signalled 0 to 200 ms after the first worker appears, into its
+    # imports.
+    with tempfile.TemporaryDirectory() as root:
+      base = os.path.join(root, "base")
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", base, "--files",
+                      "40", "--filler", "300", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      errors = []
+      for attempt in range(10):
+        work = os.path.join(root, "run{}".format(attempt))
+        os.makedirs(work)
+        proc = subprocess.Popen(
+            _command("--intree", base, "--outtree",
+                     os.path.join(work, "out"), "--reportfile",
+                     os.path.join(work, "report.txt"), "--jobs", "2"),
+            cwd=work, env=_env(), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while (not _workers(proc.pid) and proc.poll() is None and
+               time.monotonic() < deadline):
+          time.sleep(0.002)
+        time.sleep(0.05 * (attempt % 5))
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+          _, err = proc.communicate(timeout=30)
+        finally:
+          try:
+            os.killpg(proc.pid, signal.SIGKILL)
+          except ProcessLookupError:
+            pass
+        err = err.decode()
+        self.assertEqual(proc.returncode, 130, err)
+        if err.strip().splitlines() != [
+            "contrib-mp-upgrade: interrupted (SIGINT); nothing was "
+            "written."]:
+          errors.append(err)
+        self.assertEqual(os.listdir(work), [])
+      self.assertEqual(errors, [], "a starting worker printed a traceback")
+
+
+if __name__ == "__main__":
+  absltest.main()
