@@ -58,9 +58,7 @@ def main() -> int:
     # What reads the output went away (`--dry_run | head`): stop without a
     # word, as a tool that SIGPIPE ends does, and let Python's own flush
     # at exit find /dev/null.
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    cli.stdout_to_devnull()
     return 128 + 13  # SIGPIPE's number, which Windows does not name.
 
 

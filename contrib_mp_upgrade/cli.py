@@ -21,7 +21,7 @@ import dataclasses
 import difflib
 import os
 import sys
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import check as check_lib
@@ -47,11 +47,14 @@ class Outcome:
     diffs: One unified diff per changed Python file or notebook (of the
       notebook's JSON).
     tf_summary: The `tf_upgrade_v2` pass's summary, or None.
+    leftovers: `(path, why)` of the backups or the staging directory that
+      could not be removed once everything was in place.
   """
   plan: tree.Plan
   report: str
   diffs: List[str]
   tf_summary: Optional[tf_upgrade_v2_pass.Summary] = None
+  leftovers: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
 
   @property
   def changed(self) -> List[str]:
@@ -269,9 +272,21 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     commit.write_streams()
     # Renaming into place is quick; a signal in the middle of it would
     # leave some files converted and others not, so it waits until the end.
-    with tree.signals_deferred():
-      commit.finish()
-      finished = True
+    failure = None
+    try:
+      with tree.signals_deferred():
+        try:
+          commit.finish()
+          finished = True
+        except UpgradeError as e:
+          failure = e
+    except tree.Interrupted:
+      if failure is None:
+        raise
+      # A signal held during renames that failed: the failure is the news.
+    if failure is not None:
+      raise failure
+    outcome.leftovers = commit.leftovers
   except OSError as e:
     commit.abort()
     raise UpgradeError(
@@ -488,12 +503,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
       return 1
   n_changed = len(outcome.changed)
   _echo_to_stderr(outcome)
+  for path, why in outcome.leftovers:
+    print(tree.readable("{}: warning: {!r} could not be removed ({}); "
+                        "delete it.".format(PROG, path, why)),
+          file=sys.stderr)
   if args.dry_run:
-    sys.stdout.write("".join(outcome.diffs))
-    sys.stdout.write(outcome.report)
-    print("Dry run: {} file(s) would change; nothing was written.".format(
-        n_changed))
-    return 0
+    return _to_stdout(
+        "".join(outcome.diffs) + outcome.report +
+        "Dry run: {} file(s) would change; nothing was written.\n".format(
+            n_changed), "the dry run's diffs and report")
   python = outcome.plan.python()
   n_failed = sum(1 for e in python if e.result.error)
   n_warnings = sum(len(e.result.warnings) for e in python)
@@ -501,8 +519,37 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   if outcome.tf_summary is not None:
     tf_missed = "; tf_upgrade_v2 did not convert {}".format(
         len(outcome.tf_summary.not_converted()))
-  print("{}: changed {} file(s); {} could not be parsed and were copied "
-        "unchanged{}; {} warning(s); {} path(s) skipped. Report: {}".format(
-            PROG, n_changed, n_failed, tf_missed, n_warnings,
-            len(outcome.plan.skipped), args.reportfile))
+  return _to_stdout(
+      "{}: changed {} file(s); {} could not be parsed and were copied "
+      "unchanged{}; {} warning(s); {} path(s) skipped. Report: {}\n".format(
+          PROG, n_changed, n_failed, tf_missed, n_warnings,
+          len(outcome.plan.skipped), args.reportfile),
+      "the summary (the output is in place)")
+
+
+def _to_stdout(text: str, what: str) -> int:
+  """Writes `text` to stdout; the exit status.
+
+  A stdout that cannot take it (`> /dev/full`) is an error in one line.
+  A reader that went away (`| head`) raises `BrokenPipeError`, which the
+  entry point ends quietly.
+  """
+  try:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+  except BrokenPipeError:
+    raise
+  except OSError as e:
+    stdout_to_devnull()
+    print("{}: error: {} could not be written to standard output ({}).".format(
+        PROG, what, tree.describe_os_error(e)), file=sys.stderr)
+    return 1
   return 0
+
+
+def stdout_to_devnull() -> None:
+  """Points stdout at /dev/null: what Python still holds for it is dropped
+  there at exit, instead of failing again."""
+  null = os.open(os.devnull, os.O_WRONLY)
+  os.dup2(null, sys.stdout.fileno())
+  os.close(null)

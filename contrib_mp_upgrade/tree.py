@@ -34,6 +34,7 @@ import re
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import threading
 from typing import Callable, Dict, Iterator, List, Optional, Tuple, TypeVar
@@ -676,7 +677,9 @@ class Commit:
     self._undo: List[Callable[[], None]] = []
     self._renames: List[Tuple[str, str]] = []
     self._moves_into: Optional[Tuple[str, str]] = None
-    self._writes: List[Tuple[int, bytes]] = []
+    self._writes: List[Tuple[int, bytes, str, str]] = []
+    # (path, why) of what could not be removed once all was in place.
+    self.leftovers: List[Tuple[str, str]] = []
 
   def abort(self) -> None:
     for undo in reversed(self._undo):
@@ -789,6 +792,18 @@ class Commit:
     it. A directory is refused now: renaming over it would fail only once
     the other outputs were in place.
     """
+    stream = _stream_fd(path)
+    if stream is not None:
+      # `/dev/stdout` with stdout redirected to a file is that file: staged
+      # beside it and renamed, it replaced the `/dev/stdout` link itself.
+      # Written through the command's own descriptor, at its offset.
+      sys.stdout.flush()
+      fd = os.dup(stream)
+      self._undo.append(lambda: self._close_streams())
+      self._writes.append((fd, data, flag, path))
+      return
+    # A link is written through: the link stays, its target is replaced.
+    path = os.path.realpath(path)
     if os.path.isdir(path):
       self.abort()
       raise UpgradeError(
@@ -853,14 +868,16 @@ class Commit:
 
     A file a rename replaces is hard-linked to a backup beside it first,
     so that a later rename that fails (an immutable file, a path that
-    became a directory) puts back what the earlier ones replaced.
+    became a directory) puts back what the earlier ones replaced. What
+    could not be removed once all is in place is listed in `leftovers`.
 
     Raises:
       UpgradeError: A rename failed. Everything is as it was before, unless
-        the message says where an original is kept.
+        the message names what stays changed and where its original is.
     """
     self.write_streams()  # If the caller has not: nothing left to write.
-    undo: List[Callable[[], None]] = []
+    # (how to take it back, the path it changed, the original's backup)
+    undo: List[Tuple[Callable[[], None], str, Optional[str]]] = []
     backups: List[str] = []
     path = None
     try:
@@ -869,8 +886,9 @@ class Commit:
         path = outtree
         for name in os.listdir(stage):
           os.rename(os.path.join(stage, name), os.path.join(outtree, name))
-          undo.append(lambda name=name: os.rename(
-              os.path.join(outtree, name), os.path.join(stage, name)))
+          undo.append((lambda name=name: os.rename(
+              os.path.join(outtree, name), os.path.join(stage, name)),
+                       os.path.join(outtree, name), None))
       for temp, path in self._renames:
         backup = _backup(path)
         if backup is not None:
@@ -881,32 +899,74 @@ class Commit:
         else:
           os.replace(temp, path)
         if backup is not None:
-          undo.append(lambda backup=backup, path=path: os.replace(backup,
-                                                                  path))
+          undo.append((lambda backup=backup, path=path: os.replace(
+              backup, path), path, backup))
         else:
-          if empty_directory:  # Made again once the rename is taken back.
-            undo.append(lambda path=path: os.mkdir(path))
-          undo.append(lambda temp=temp, path=path: os.rename(path, temp))
+          def take_back(temp=temp, path=path, empty=empty_directory):
+            os.rename(path, temp)
+            if empty:
+              os.mkdir(path)
+          undo.append((take_back, path, None))
     except OSError as e:
-      stuck = _run_all(reversed(undo))
+      stuck = []
+      for take_back, changed, backup in reversed(undo):
+        try:
+          take_back()
+        except OSError as undo_error:
+          stuck.append((changed, backup, undo_error))
+      kept = {backup for _, backup, _ in stuck}
       for backup in backups:
-        if not stuck:
+        if backup not in kept:
           _remove(backup)
       if stuck:
         raise UpgradeError(
-            "{!r} could not be put in place ({}), and what was already "
-            "renamed could not be put back ({}). The originals are kept "
-            "beside them: {}.".format(
-                path, describe_os_error(e), stuck[0],
-                ", ".join(b for b in backups if os.path.lexists(b)))) from e
+            "{!r} could not be put in place ({}), and what was renamed "
+            "before it could not all be put back: {}. Put those back by "
+            "hand (or run the command again once the cause is fixed); "
+            "nothing else was changed.".format(
+                path, describe_os_error(e), "; ".join(
+                    "{!r} holds the new version ({}){}".format(
+                        changed, describe_os_error(undo_error),
+                        ", its original is {!r}".format(backup)
+                        if backup else "")
+                    for changed, backup, undo_error in stuck))) from e
       raise _fail("{!r} could not be put in place".format(path), e,
                   "what was already renamed was put back; fix the cause "
                   "and run the command again.") from e
-    for backup in backups:
-      _remove(backup)
-    if self._moves_into is not None:
-      os.rmdir(self._moves_into[0])
     self._undo = []
+    for backup in backups:
+      self._remove_or_list(backup, os.remove)
+    if self._moves_into is not None:
+      self._remove_or_list(self._moves_into[0], os.rmdir)
+
+  def _remove_or_list(self, path: str, remove: Callable[[str], None]) -> None:
+    """Removes `path`; if that fails, lists it in `leftovers` with why."""
+    try:
+      remove(path)
+    except FileNotFoundError:
+      pass
+    except OSError as e:
+      self.leftovers.append((path, describe_os_error(e)))
+
+
+def _stream_fd(path: str) -> Optional[int]:
+  """The descriptor `path` names (`/dev/stdout`, `/dev/fd/N`,
+  `/proc/self/fd/N`, or a link to one of them), or None."""
+  path = os.path.abspath(path)
+  for _ in range(40):  # Links to links; a loop ends here.
+    match = _FD_PATH.match(path)
+    if match:
+      return (int(match.group(1)) if match.group(1) else
+              ("stdin", "stdout", "stderr").index(match.group(2)))
+    if not os.path.islink(path):
+      return None
+    path = os.path.normpath(os.path.join(os.path.dirname(path),
+                                         os.readlink(path)))
+  return None
+
+
+_FD_PATH = re.compile(
+    r"^/(?:dev/fd|proc/self/fd)/(\d+)$|^/dev/(stdin|stdout|stderr)$")
 
 
 def _backup(path: str) -> Optional[str]:
@@ -928,20 +988,13 @@ def _backup(path: str) -> Optional[str]:
     except FileExistsError:
       continue
     except OSError:  # No hard links here (FAT, some FUSE file systems).
-      shutil.copy2(path, backup, follow_symlinks=False)
+      try:
+        shutil.copy2(path, backup, follow_symlinks=False)
+      except BaseException:
+        _remove(backup)  # A copy cut short (a full disk) is no backup.
+        raise
     return backup
   raise FileExistsError(errno.EEXIST, "no free backup name", path)
-
-
-def _run_all(calls) -> List[str]:
-  """Calls each; returns the errors of those that raised `OSError`."""
-  errors = []
-  for call in calls:
-    try:
-      call()
-    except OSError as e:
-      errors.append(describe_os_error(e))
-  return errors
 
 
 def _rmdir(path: str) -> None:
