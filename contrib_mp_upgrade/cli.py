@@ -278,6 +278,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
         try:
           commit.finish()
           finished = True
+          outcome.leftovers = commit.leftovers
         except UpgradeError as e:
           failure = e
     except tree.Interrupted:
@@ -286,7 +287,6 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
       # A signal held during renames that failed: the failure is the news.
     if failure is not None:
       raise failure
-    outcome.leftovers = commit.leftovers
   except OSError as e:
     commit.abort()
     raise UpgradeError(

@@ -14,7 +14,11 @@ written in that phase. A `Commit` then writes the result so that a failure
   does not appear, and a failed run can simply be run again;
 * in-place edits are first written to temporary files beside their
   targets, and only once all of them are written are they renamed over the
-  originals, with the stop signals held until the last rename.
+  originals, with the stop signals held until the last rename; a rename
+  that fails puts back the ones before it (each original is hard-linked
+  beside itself first);
+* a report to a pipe or a device is written before any rename, and a
+  stop signal still stops that write.
 
 Worker processes for libcst (`_Workers`) each have a pipe of their own;
 the parent kills them on Ctrl-C or on any error, and sees at once a worker
