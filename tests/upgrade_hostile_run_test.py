@@ -19,6 +19,8 @@ import time
 from absl.testing import absltest
 from absl.testing import parameterized
 
+import upgrade_process_util as putil
+
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MAKE_TREE = os.path.join(_REPO, "scripts", "make_legacy_tree.py")
 _SOURCE = ("import tensorflow as tf\n"
@@ -34,6 +36,14 @@ def _command(*args):
   return [sys.executable, "-m", "contrib_mp_upgrade"] + list(args)
 
 
+def _run_args(root: str, tree: str, dry_run: bool) -> list:
+  """The arguments of a dry run of `tree`, or of a run into root/out."""
+  if dry_run:
+    return ["--intree", tree, "--dry_run"]
+  return ["--intree", tree, "--outtree", os.path.join(root, "out"),
+          "--reportfile", os.path.join(root, "report.txt")]
+
+
 def _small_tree(root: str, files: int = 3) -> str:
   """Light files only: no worker processes."""
   tree = os.path.join(root, "in")
@@ -42,50 +52,6 @@ def _small_tree(root: str, files: int = 3) -> str:
     with open(os.path.join(tree, "m{:03d}.py".format(i)), "w") as f:
       f.write(_SOURCE)
   return tree
-
-
-def _contents(root: str):
-  """Each path under `root`, with its bytes if it is a file."""
-  found = []
-  for directory, dirs, files in os.walk(root):
-    found += [(os.path.relpath(os.path.join(directory, d), root), None)
-              for d in dirs]
-    for name in files:
-      path = os.path.join(directory, name)
-      if not os.path.isfile(path):
-        found.append((os.path.relpath(path, root), "special"))
-        continue
-      with open(path, "rb") as f:
-        found.append((os.path.relpath(path, root), f.read()))
-  return sorted(found)
-
-
-def _group_alive(pgid: int) -> list:
-  alive = []
-  for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-      continue
-    try:
-      with open("/proc/{}/stat".format(pid)) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-      continue
-    if int(fields[2]) == pgid and fields[0] != "Z":
-      alive.append(int(pid))
-  return alive
-
-
-def _workers(pgid: int) -> list:
-  """The command's worker processes."""
-  found = []
-  for pid in _group_alive(pgid):
-    try:
-      with open("/proc/{}/cmdline".format(pid), "rb") as f:
-        if b"spawn_main" in f.read():
-          found.append(pid)
-    except OSError:
-      pass
-  return found
 
 
 class ReportPathTest(parameterized.TestCase):
@@ -99,7 +65,7 @@ class ReportPathTest(parameterized.TestCase):
     with tempfile.TemporaryDirectory() as root:
       tree = _small_tree(root)
       os.mkdir(os.path.join(root, "rdir"))
-      before = _contents(root)
+      before = putil.contents(root)
       args = ["--intree", tree, "--reportfile", os.path.join(root, "rdir")]
       args += ["--inplace"] if inplace else [
           "--outtree", os.path.join(root, "out")]
@@ -108,7 +74,7 @@ class ReportPathTest(parameterized.TestCase):
       err = proc.stderr.decode()
       self.assertEqual(proc.returncode, 1, err)
       self.assertLen(err.strip().splitlines(), 1, err)
-      self.assertEqual(_contents(root), before)
+      self.assertEqual(putil.contents(root), before)
 
   @parameterized.named_parameters(("outtree", False), ("inplace", True))
   def test_report_fifo_whose_reader_left(self, inplace):
@@ -119,7 +85,7 @@ class ReportPathTest(parameterized.TestCase):
       tree = _small_tree(root, files=400)
       fifo = os.path.join(root, "report.fifo")
       os.mkfifo(fifo)
-      before = _contents(root)
+      before = putil.contents(root)
       reader = subprocess.Popen([sys.executable, "-c",
                                  "import sys, time; f = open(sys.argv[1], "
                                  "'rb'); time.sleep(1)", fifo])
@@ -136,7 +102,7 @@ class ReportPathTest(parameterized.TestCase):
       if proc.returncode == 0:
         self.skipTest("the command finished before the reader left")
       self.assertEqual(proc.returncode, 1, err)
-      self.assertEqual(_contents(root), before)
+      self.assertEqual(putil.contents(root), before)
 
   def test_ctrl_c_while_the_report_pipe_is_full(self):
     # A reader that opened the FIFO but does not read (a pager, a paused
@@ -237,10 +203,7 @@ class StandardStreamsTest(parameterized.TestCase):
     # that left is noticed depends on the kernel).
     with tempfile.TemporaryDirectory() as root:
       tree = _small_tree(root)
-      args = ["--intree", tree]
-      args += ["--dry_run"] if dry_run else [
-          "--outtree", os.path.join(root, "out"), "--reportfile",
-          os.path.join(root, "report.txt")]
+      args = _run_args(root, tree, dry_run)
       read_end, write_end = os.pipe()
       os.close(read_end)
       try:
@@ -271,12 +234,12 @@ class InPlaceRenameFailsTest(absltest.TestCase):
           ["chattr", "+i", locked], capture_output=True).returncode != 0:
         self.skipTest("chattr +i is not available here")
       try:
-        before = _contents(root)
+        before = putil.contents(root)
         proc = subprocess.run(
             _command("--intree", tree, "--inplace", "--reportfile",
                      os.path.join(root, "report.txt")),
             cwd=root, env=_env(), capture_output=True, timeout=120)
-        after = _contents(root)
+        after = putil.contents(root)
       finally:
         subprocess.run(["chattr", "-i", locked])
       err = proc.stderr.decode()
@@ -284,24 +247,45 @@ class InPlaceRenameFailsTest(absltest.TestCase):
       self.assertEqual(after, before, "some inputs were rewritten")
 
 
-# Runs the command with `os.<call>` failing (EPERM) on its Nth call from the
-# command's own code once staging is done: a rename that fails after others
-# succeeded, on any file system.
-_FAIL_NTH = """
-import errno, os, sys
-name, nth = sys.argv[1], int(sys.argv[2])
-real = getattr(os, name)
-calls = []
-def failing(*args, **kwargs):
-  calls.append(args)
-  if len(calls) == nth:
-    raise PermissionError(errno.EPERM, "Operation not permitted", args[-1])
-  return real(*args, **kwargs)
-setattr(os, name, failing)
+# Runs the command with several `os` calls failing: each argument before
+# `--` is `name:nth:what`, nth a number or `all`, what an errno name or a
+# signal name (sent to the command itself just before that call).
+_FAIL_CALLS = """
+import errno, os, signal, sys
+end = sys.argv.index("--")
+rules = [spec.split(":") for spec in sys.argv[1:end]]
+counts = {}
+def wrap(name):
+  real = getattr(os, name)
+  def call(*args, **kwargs):
+    counts[name] = counts.get(name, 0) + 1
+    for rule_name, nth, what in rules:
+      if rule_name == name and nth in ("all", str(counts[name])):
+        if what.startswith("SIG"):
+          os.kill(os.getpid(), getattr(signal, what))
+          break
+        code = getattr(errno, what)
+        raise OSError(code, os.strerror(code), args[-1] if args else None)
+    return real(*args, **kwargs)
+  return call
 from contrib_mp_upgrade.__main__ import main
-sys.argv[1:] = sys.argv[3:]
+for name in {rule[0] for rule in rules}:
+  setattr(os, name, wrap(name))
+sys.argv[1:] = sys.argv[end + 1:]
 sys.exit(main())
 """
+
+
+def _run_failing(root, rules, *args):
+  return subprocess.run(
+      [sys.executable, "-c", _FAIL_CALLS] + list(rules) + ["--"] + list(args),
+      cwd=root, env=_env(), capture_output=True, timeout=120)
+
+
+def _leftovers(root):
+  return sorted(os.path.join(directory, name)
+                for directory, dirs, files in os.walk(root)
+                for name in dirs + files if "contrib-mp-upgrade" in name)
 
 
 class RenameFailsTest(parameterized.TestCase):
@@ -327,10 +311,8 @@ class RenameFailsTest(parameterized.TestCase):
         args += ["--outtree", os.path.join(root, "out")]
       else:
         args.append("--inplace")
-      before = _contents(root)
-      proc = subprocess.run(
-          [sys.executable, "-c", _FAIL_NTH, call, str(nth)] + args,
-          cwd=root, env=_env(), capture_output=True, timeout=120)
+      before = putil.contents(root)
+      proc = _run_failing(root, ["{}:{}:EPERM".format(call, nth)], *args)
       err = proc.stderr.decode()
       self.assertEqual(proc.returncode, 1, err)
       self.assertEqual(err.strip().splitlines(), [
@@ -339,7 +321,7 @@ class RenameFailsTest(parameterized.TestCase):
           "was already renamed was put back; fix the cause and run the "
           "command again.".format(
               os.path.join(tree, "m001.py") if inplace else report)])
-      self.assertEqual(_contents(root), before)
+      self.assertEqual(putil.contents(root), before)
 
 
 class CtrlCWhileWorkersStartTest(absltest.TestCase):
@@ -366,7 +348,7 @@ class CtrlCWhileWorkersStartTest(absltest.TestCase):
             cwd=work, env=_env(), stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
         deadline = time.monotonic() + 60
-        while (not _workers(proc.pid) and proc.poll() is None and
+        while (not putil.workers(proc.pid) and proc.poll() is None and
                time.monotonic() < deadline):
           time.sleep(0.002)
         time.sleep(0.05 * (attempt % 5))
@@ -420,10 +402,7 @@ class StandardOutputTest(parameterized.TestCase):
     # `> /dev/full`: print raised OSError (ENOSPC), a traceback.
     with tempfile.TemporaryDirectory() as root:
       tree = _small_tree(root)
-      args = ["--intree", tree]
-      args += ["--dry_run"] if dry_run else [
-          "--outtree", os.path.join(root, "out"), "--reportfile",
-          os.path.join(root, "report.txt")]
+      args = _run_args(root, tree, dry_run)
       with open("/dev/full", "wb") as full:
         proc = subprocess.run(_command(*args), cwd=root, env=_env(),
                               stdout=full, stderr=subprocess.PIPE,
@@ -432,47 +411,6 @@ class StandardOutputTest(parameterized.TestCase):
       self.assertNotIn("Traceback", err)
       self.assertLen(err.strip().splitlines(), 1, err)
       self.assertNotEqual(proc.returncode, 0, err)
-
-
-# Runs the command with several `os` calls failing: each argument before
-# `--` is `name:nth:what`, nth a number or `all`, what an errno name or a
-# signal name (sent to the command itself just before that call).
-_FAIL_CALLS = """
-import errno, os, signal, sys
-end = sys.argv.index("--")
-rules = [spec.split(":") for spec in sys.argv[1:end]]
-counts = {}
-def wrap(name):
-  real = getattr(os, name)
-  def call(*args, **kwargs):
-    counts[name] = counts.get(name, 0) + 1
-    for rule_name, nth, what in rules:
-      if rule_name == name and nth in ("all", str(counts[name])):
-        if what.startswith("SIG"):
-          os.kill(os.getpid(), getattr(signal, what))
-          break
-        code = getattr(errno, what)
-        raise OSError(code, os.strerror(code), args[-1] if args else None)
-    return real(*args, **kwargs)
-  return call
-from contrib_mp_upgrade.__main__ import main
-for name in {rule[0] for rule in rules}:
-  setattr(os, name, wrap(name))
-sys.argv[1:] = sys.argv[end + 1:]
-sys.exit(main())
-"""
-
-
-def _run_failing(root, rules, *args):
-  return subprocess.run(
-      [sys.executable, "-c", _FAIL_CALLS] + list(rules) + ["--"] + list(args),
-      cwd=root, env=_env(), capture_output=True, timeout=120)
-
-
-def _leftovers(root):
-  return sorted(os.path.join(directory, name)
-                for directory, dirs, files in os.walk(root)
-                for name in dirs + files if "contrib-mp-upgrade" in name)
 
 
 class FinishFailsTest(parameterized.TestCase):
@@ -492,14 +430,14 @@ class FinishFailsTest(parameterized.TestCase):
       report = os.path.join(root, "report.txt")
       with open(report, "w") as f:
         f.write("the last run's report\n")
-      before = _contents(root)
+      before = putil.contents(root)
       proc = _run_failing(root, ["link:all:EPERM", failure], "--intree",
                           tree, "--inplace", "--reportfile", report)
       err = proc.stderr.decode()
       self.assertEqual(proc.returncode, 1, err)
       self.assertLen(err.strip().splitlines(), 1, err)
       self.assertEqual(_leftovers(root), [])
-      self.assertEqual(_contents(root), before)
+      self.assertEqual(putil.contents(root), before)
 
   def test_staging_directory_inside_the_outtree_not_removed(self):
     # The parent of an existing, empty --outtree refuses the staging
@@ -511,14 +449,14 @@ class FinishFailsTest(parameterized.TestCase):
       tree = _small_tree(root)
       out = os.path.join(root, "out")
       os.mkdir(out)
-      before = _contents(root)
+      before = putil.contents(root)
       proc = _run_failing(root, ["mkdir:1:EACCES", "rmdir:1:EPERM"],
                           "--intree", tree, "--outtree", out, "--reportfile",
                           os.path.join(root, "report.txt"))
       err = proc.stderr.decode()
       self.assertNotIn("Traceback", err)
       if proc.returncode != 0:
-        self.assertEqual(_contents(root), before, err)
+        self.assertEqual(putil.contents(root), before, err)
 
   @parameterized.named_parameters(
       # The report's replace fails; renaming the tree back fails too.
@@ -536,7 +474,7 @@ class FinishFailsTest(parameterized.TestCase):
       report = os.path.join(root, "report.txt")
       with open(report, "w") as f:
         f.write("the last run's report\n")
-      before = dict(_contents(root))
+      before = dict(putil.contents(root))
       args = ["--intree", tree, "--reportfile", report]
       args += ["--inplace"] if inplace else [
           "--outtree", os.path.join(root, "out")]
@@ -544,7 +482,7 @@ class FinishFailsTest(parameterized.TestCase):
       err = proc.stderr.decode()
       self.assertNotIn("Traceback", err)
       self.assertLen(err.strip().splitlines(), 1, err)
-      after = dict(_contents(root))
+      after = dict(putil.contents(root))
       differ = {name for name in set(before) | set(after)
                 if before.get(name, 0) != after.get(name, 0)}
       # A new tree is named by its top directory.

@@ -21,6 +21,8 @@ import time
 from absl.testing import absltest
 from absl.testing import parameterized
 
+import upgrade_process_util as putil
+
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _MAKE_TREE = os.path.join(_REPO, "scripts", "make_legacy_tree.py")
 _PROMPT_S = 2.0
@@ -54,22 +56,6 @@ def _listing(root: str):
   return sorted(found)
 
 
-def _group_alive(pgid: int) -> list:
-  alive = []
-  for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-      continue
-    try:
-      with open("/proc/{}/stat".format(pid)) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-      continue
-    # Fields after the name: state, ppid, pgrp; a zombie is gone already.
-    if int(fields[2]) == pgid and fields[0] != "Z":
-      alive.append(int(pid))
-  return alive
-
-
 class _CommandTest(parameterized.TestCase):
   """Starts the real command in a session of its own, and waits on it."""
 
@@ -82,6 +68,13 @@ class _CommandTest(parameterized.TestCase):
          os.path.join(root, "report.txt"), "--jobs", "2"] + list(extra),
         cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True)
+
+  def _assert_group_ends(self, proc):
+    """No process of the command's group outlives it by more than 2 s."""
+    deadline = time.monotonic() + _PROMPT_S
+    while putil.group_alive(proc.pid) and time.monotonic() < deadline:
+      time.sleep(0.05)
+    self.assertEqual(putil.group_alive(proc.pid), [], "workers left running")
 
   def _wait_for(self, proc, condition, what):
     deadline = time.monotonic() + 120
@@ -126,10 +119,7 @@ class InterruptTest(_CommandTest):
     # Nothing beside the input: no output tree, no report, no staging.
     self.assertEqual(sorted(os.listdir(root)), ["in"])
     self.assertEqual(_listing(tree), before)
-    deadline = time.monotonic() + _PROMPT_S
-    while _group_alive(proc.pid) and time.monotonic() < deadline:
-      time.sleep(0.05)
-    self.assertEqual(_group_alive(proc.pid), [], "workers left running")
+    self._assert_group_ends(proc)
 
   @parameterized.named_parameters(
       ("ctrl_c_once", signal.SIGINT, False),
@@ -142,7 +132,7 @@ class InterruptTest(_CommandTest):
       before = _listing(tree)
       proc = self._start(root, tree)
       # Workers are converting once both have started.
-      self._wait_for(proc, lambda: len(_group_alive(proc.pid)) >= 3,
+      self._wait_for(proc, lambda: len(putil.group_alive(proc.pid)) >= 3,
                      "its workers started")
       time.sleep(1.0)
       self.assertIsNone(proc.poll(), "the scan phase was over too soon")
@@ -164,18 +154,6 @@ class InterruptTest(_CommandTest):
                      "it started writing")
       elapsed, _, err = self._interrupt(proc, signum, twice)
       self._check_stopped(root, tree, before, proc, elapsed, err, signum)
-
-
-def _workers(pgid: int) -> list:
-  found = []
-  for pid in _group_alive(pgid):
-    try:
-      with open("/proc/{}/cmdline".format(pid), "rb") as f:
-        if b"spawn_main" in f.read():
-          found.append(pid)
-    except OSError:
-      pass
-  return found
 
 
 def _catches(pid: int, signum: int) -> bool:
@@ -259,7 +237,7 @@ class SignalWhileStagingTest(parameterized.TestCase):
       else:
         args += ["--outtree", os.path.join(root, outtree), "--reportfile",
                  os.path.join(root, "reports", "report.txt")]
-      before = _contents(root)
+      before = putil.contents(root)
       env = dict(os.environ, PYTHONPATH=os.pathsep.join(
           [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
       proc = subprocess.run(
@@ -269,20 +247,7 @@ class SignalWhileStagingTest(parameterized.TestCase):
       self.assertEqual(proc.returncode, 130, err)
       self.assertEqual(err.strip().splitlines(), [
           "contrib-mp-upgrade: interrupted (SIGINT); nothing was written."])
-      self.assertEqual(_contents(root), before)
-
-
-def _contents(root: str):
-  """Each path under `root`, with its bytes if it is a file."""
-  found = []
-  for directory, dirs, files in os.walk(root):
-    found += [(os.path.relpath(os.path.join(directory, d), root), None)
-              for d in dirs]
-    for name in files:
-      with open(os.path.join(directory, name), "rb") as f:
-        found.append((os.path.relpath(os.path.join(directory, name), root),
-                      f.read()))
-  return sorted(found)
+      self.assertEqual(putil.contents(root), before)
 
 
 class WorkerDiesTest(_CommandTest):
@@ -292,32 +257,36 @@ class WorkerDiesTest(_CommandTest):
   command waited for it forever.
   """
 
+  def _check_ended(self, proc, root, tree, before):
+    """The command ends at once, says why, and leaves nothing."""
+    start = time.monotonic()
+    try:
+      _, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+      os.killpg(proc.pid, signal.SIGKILL)
+      self.fail("the command waited for its dead worker")
+    err = err.decode()
+    # Seen as it happens, however loaded the machine: not after the other
+    # worker has converted everything.
+    self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
+    self.assertEqual(proc.returncode, 1, err)
+    self.assertIn("worker process converting the tree was killed by "
+                  "SIGKILL; nothing was written", err)
+    self.assertNotIn("Traceback", err)
+    self.assertEqual(sorted(os.listdir(root)), ["in"])
+    self.assertEqual(_listing(tree), before)
+
   def test_a_killed_worker_ends_the_run(self):
     with tempfile.TemporaryDirectory() as root:
       tree = _make_tree(root)
       before = _listing(tree)
       proc = self._start(root, tree)
-      self._wait_for(proc, lambda: len(_workers(proc.pid)) == 2,
+      self._wait_for(proc, lambda: len(putil.workers(proc.pid)) == 2,
                      "its workers started")
       time.sleep(1.0)
       self.assertIsNone(proc.poll(), "the scan phase was over too soon")
-      os.kill(_workers(proc.pid)[0], signal.SIGKILL)
-      start = time.monotonic()
-      try:
-        _, err = proc.communicate(timeout=30)
-      except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        self.fail("the command waited for its dead worker")
-      err = err.decode()
-      # Seen as it happens, however loaded the machine: not after the other
-      # worker has converted everything.
-      self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
-      self.assertEqual(proc.returncode, 1, err)
-      self.assertIn("worker process converting the tree was killed by "
-                    "SIGKILL; nothing was written", err)
-      self.assertNotIn("Traceback", err)
-      self.assertEqual(sorted(os.listdir(root)), ["in"])
-      self.assertEqual(_listing(tree), before)
+      os.kill(putil.workers(proc.pid)[0], signal.SIGKILL)
+      self._check_ended(proc, root, tree, before)
 
   def test_a_worker_killed_while_it_waits_for_work(self):
     # One long file and two short ones: one worker converts the long file
@@ -346,8 +315,8 @@ class WorkerDiesTest(_CommandTest):
         # work while the other converts. A worker that lets go once nothing
         # is left leaves one, converting the long file: that one is killed
         # once it has worked for a second and a half (imports take 0.3 s).
-        workers = _workers(proc.pid)
-        now = {pid: _cpu_seconds(pid) for pid in workers}
+        workers = putil.workers(proc.pid)
+        now = {pid: putil.cpu_seconds(pid) for pid in workers}
         still = [pid for pid in workers
                  if pid in cpu and now[pid] == cpu[pid]]
         if len(workers) == 2 and len(still) == 1:
@@ -367,34 +336,8 @@ class WorkerDiesTest(_CommandTest):
           break
         except ProcessLookupError:  # It let go as it was picked.
           target.clear()
-      try:
-        _, err = proc.communicate(timeout=30)
-      except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        self.fail("the command hung after its idle worker was killed")
-      err = err.decode()
-      self.assertEqual(proc.returncode, 1, err)
-      self.assertIn("worker process converting the tree was killed by "
-                    "SIGKILL; nothing was written", err)
-      self.assertNotIn("Traceback", err)
-      self.assertEqual(sorted(os.listdir(root)), ["in"])
-      self.assertEqual(_listing(tree), before)
-      deadline = time.monotonic() + _PROMPT_S
-      while _group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-      self.assertEqual(_group_alive(proc.pid), [], "workers left running")
-
-
-def _cpu_seconds(pid: int) -> float:
-  """User plus system CPU time of process `pid`; -1 once it is gone."""
-  try:
-    with open("/proc/{}/stat".format(pid)) as f:
-      fields = f.read().rsplit(")", 1)[1].split()
-  except OSError:
-    return -1
-  # The fields after the name start at the state (field 3): utime and stime
-  # are fields 14 and 15, in clock ticks.
-  return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+      self._check_ended(proc, root, tree, before)
+      self._assert_group_ends(proc)
 
 
 if __name__ == "__main__":
