@@ -802,9 +802,7 @@ class Commit:
       # beside it and renamed, it replaced the `/dev/stdout` link itself.
       # Written through the command's own descriptor, at its offset.
       sys.stdout.flush()
-      fd = os.dup(stream)
-      self._undo.append(lambda: self._close_streams())
-      self._writes.append((fd, data, flag, path))
+      self._stage_stream(os.dup(stream), data, flag, path)
       return
     # A link is written through: the link stays, its target is replaced.
     path = os.path.realpath(path)
@@ -826,8 +824,7 @@ class Commit:
         self.abort()
         raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
                     "choose a writable path.")
-      self._undo.append(lambda: self._close_streams())
-      self._writes.append((fd, data, flag, path))
+      self._stage_stream(fd, data, flag, path)
       return
     directory = os.path.dirname(os.path.abspath(path))
     temp = None
@@ -844,6 +841,13 @@ class Commit:
       raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
                   "choose a writable path.")
     self._renames.append((temp, path))
+
+  def _stage_stream(self, fd: int, data: bytes, flag: str,
+                    path: str) -> None:
+    """Keeps open `fd` for `write_streams`; `abort` closes it."""
+    if not self._writes:
+      self._undo.append(self._close_streams)
+    self._writes.append((fd, data, flag, path))
 
   def write_streams(self) -> None:
     """Writes what goes to a pipe or a device (`--reportfile /dev/stdout`).
