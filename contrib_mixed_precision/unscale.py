@@ -92,15 +92,58 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
   return _times(grads, _reciprocals(loss_scale))
 
 
+# In a graph, small dense gradients of one dtype, shape and device are
+# unscaled together from this many on: stacked, multiplied once and
+# unstacked, three ops where there were this many multiplies (each op costs
+# the executor, or a GPU a kernel launch, whatever its size).
+_GROUP_MIN_GRADIENTS = 4
+
+
+def _group_key(grad):
+  """What gradients unscaled together share, or None for one of its own.
+
+  Small dense gradients of a fully defined shape, built in a graph, group
+  by dtype, shape and device. The stack takes no device of its own, as the
+  multiplies took none: the placer puts it where it put them.
+  """
+  if (isinstance(grad, tf.IndexedSlices) or not tf.is_symbolic_tensor(grad) or
+      not grad.shape.is_fully_defined() or
+      grad.shape.num_elements() > skip_decision.SMALL_GRAD_ELEMENTS):
+    return None
+  # as_list(): under disable_v2_behavior() a shape's entries are Dimension
+  # objects, which cannot be dict keys.
+  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), grad.device
+
+
 def _times(grads, inv):
-  """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values)."""
-  result = []
-  for g in grads:
-    if isinstance(g, tf.IndexedSlices):
+  """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values).
+
+  In a graph, small gradients of one dtype, shape and device, from
+  `_GROUP_MIN_GRADIENTS` on, are stacked, multiplied once and unstacked
+  (`_group_key`): each element gets the same multiply by the same
+  scalar, so every result is the same to the bit. Eagerly each gradient
+  is its own multiply: a stack and an unstack would be dispatches too.
+  """
+  result = [None] * len(grads)
+  groups = {}
+  for i, g in enumerate(grads):
+    key = _group_key(g)
+    if key is not None:
+      groups.setdefault(key, []).append(i)
+    elif isinstance(g, tf.IndexedSlices):
       values = g.values * inv(g.values.dtype.base_dtype)
-      result.append(tf.IndexedSlices(values, g.indices, g.dense_shape))
+      result[i] = tf.IndexedSlices(values, g.indices, g.dense_shape)
     else:
-      result.append(g * inv(g.dtype.base_dtype))
+      result[i] = g * inv(g.dtype.base_dtype)
+  for (dtype, _, _), members in groups.items():
+    if len(members) < _GROUP_MIN_GRADIENTS:
+      for i in members:
+        result[i] = grads[i] * inv(dtype)
+      continue
+    stacked = tf.stack([grads[i] for i in members])
+    for i, unscaled_grad in zip(
+        members, tf.unstack(stacked * inv(dtype), num=len(members))):
+      result[i] = unscaled_grad
   return result
 
 

@@ -368,7 +368,7 @@ def _all_finite_ops_before(grads, scaled=None, inverse=None):
         continue
     for g in sd._float_parts(values):
       size = g.shape.num_elements()
-      if size is not None and size <= sd._SMALL_GRAD_ELEMENTS:
+      if size is not None and size <= sd.SMALL_GRAD_ELEMENTS:
         small_by_dtype.setdefault(g.dtype, []).append(g)
       elif g.dtype in (tf.float32, tf.float64):
         summable.append(g)
@@ -502,6 +502,36 @@ def _concat_small_lso(inner):
       _concat_small)
 
 
+@contextlib.contextmanager
+def _each_unscaled():
+  """The package with every gradient its own multiply, as before grouping.
+
+  Small gradients of one dtype, shape and device are stacked, multiplied
+  once and unstacked in a graph (`unscale._times`); this makes the group
+  too large to reach, so each takes its multiply again (eagerly, in a
+  compiled step of its own: a trace is shared by every caller).
+  """
+  # pylint: disable=protected-access
+  saved = (unscale_lib._GROUP_MIN_GRADIENTS,
+           unscale_lib._unscale_and_check_compiled)
+  unscale_lib._GROUP_MIN_GRADIENTS = float("inf")
+  unscale_lib._unscale_and_check_compiled = _EACH_UNSCALE_AND_CHECK_COMPILED
+  try:
+    yield
+  finally:
+    (unscale_lib._GROUP_MIN_GRADIENTS,
+     unscale_lib._unscale_and_check_compiled) = saved
+
+
+_EACH_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
+
+
+def _each_unscaled_lso(inner):
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _each_unscaled)
+
+
 class _CompileAllLSO(cmp.LossScaleOptimizer):
   """The package with every eager step's unscale and check compiled.
 
@@ -627,6 +657,9 @@ VARIANTS = {
     # sums of squares of their concatenation, and small gradients alone
     # checked exactly however many.
     "concat_small": _concat_small_lso,
+    # The package's unscale before small gradients of one shape were
+    # multiplied as one stacked tensor: a multiply per gradient.
+    "each_unscaled": _each_unscaled_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

@@ -9,8 +9,9 @@ microsecond whatever its size, and the embedding step of
 and free of noise, so a change that adds ops to every step shows here,
 without a timed test. If a change makes the step cheaper, lower the pin.
 
-For two fixed models (a dense layer, and an embedding whose gradient is
-`IndexedSlices`) under Adam, the test counts, against Adam alone:
+For three fixed models (a dense layer, an embedding whose gradient is
+`IndexedSlices`, and eight dense layers of one shape) under Adam, the test
+counts, against Adam alone:
 - the ops built into the graph;
 - the ops the Session runs for one finite step (its `RunMetadata`), after
   TF's graph optimizations. This is the count that costs time every step.
@@ -48,6 +49,10 @@ _PINNED = {
     ("dense", "fixed"): (25, 11),
     ("embedding", "exponential"): (105, 33),
     ("embedding", "fixed"): (39, 12),
+    # Each multiply apart, as before (109, 48) and (43, 26): two groups of
+    # eight gradients are a stack, a multiply and an unstack each.
+    ("layers", "exponential"): (99, 38),
+    ("layers", "fixed"): (33, 16),
 }
 
 
@@ -59,6 +64,16 @@ def _build_and_count(model, manager):
       ids = tf.compat.v1.placeholder(tf.int32, [32])
       loss = tf.reduce_sum(tf.square(tf.gather(table, ids)))
       feed = {ids: np.arange(32) % 7}  # Duplicate rows, as in real batches.
+    elif model == "layers":
+      # Eight layers of one shape: their kernels and their biases each
+      # unscale as one stacked tensor (unscale._times).
+      h = tf.compat.v1.placeholder(tf.float32, [8, 16])
+      feed = {h: np.ones([8, 16], np.float32)}
+      for i in range(8):
+        w = tf.compat.v1.get_variable("w{}".format(i), [16, 16])
+        b = tf.compat.v1.get_variable("b{}".format(i), [16])
+        h = tf.tanh(tf.matmul(h, w) + b)
+      loss = tf.reduce_sum(tf.square(h))
     else:
       x = tf.compat.v1.placeholder(tf.float32, [8, 64])
       w = tf.compat.v1.get_variable("w", [64, 64])

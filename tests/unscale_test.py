@@ -31,6 +31,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import unscale
 
 import policy_reference
 
@@ -450,6 +451,165 @@ class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
     del graph
     gc.collect()
     self.assertIsNone(ref())
+
+
+# Small float32 gradients of one shape (a group), float16 ones of another
+# (a group of their own dtype), too few of a third shape to group, and a
+# few large ones (16900 elements each): (name, dtype, shape).
+_GROUPED = (tuple(("b{}".format(i), "float32", (5,)) for i in range(6)) +
+            tuple(("h{}".format(i), "float16", (3,)) for i in range(4)) +
+            tuple(("k{}".format(i), "float32", (2, 2)) for i in range(3)) +
+            tuple(("big{}".format(i), "float32", (130, 130))
+                  for i in range(4)))
+# Not a power of two: 1/3 is rounded in float32, so a multiply by it and a
+# division by 3 differ in the last bit for many values.
+_ODD_SCALE = 3.0
+
+
+class GroupedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
+  """Small gradients of one dtype and shape are unscaled as one tensor.
+
+  In a graph (a function's included) they are stacked, multiplied once and
+  unstacked. What `compute_gradients` returns must still be each scaled
+  gradient times the float32 reciprocal of the scale, cast to its dtype,
+  to the bit, and `apply_gradients` must still check what it is given.
+  """
+
+  def _model(self):
+    rng = np.random.default_rng(7)
+    variables = [
+        tf.Variable(rng.standard_normal(shape).astype(dtype), name=name)
+        for name, dtype, shape in _GROUPED]
+    # Variables, not constants: Grappler would fold a constant into the
+    # multiplies around it, here and not on the tape's side, or the reverse.
+    data = [tf.Variable(rng.standard_normal(shape).astype(dtype),
+                        trainable=False)
+            for _, dtype, shape in _GROUPED]
+
+    def loss():
+      # Products with fixed data: every gradient is inexact, and depends on
+      # its own variable.
+      return tf.add_n([
+          tf.cast(tf.reduce_sum(tf.sin(v) * d), tf.float32)
+          for v, d in zip(variables, data)])
+
+    return variables, loss
+
+  def _scaled_and_unscaled(self, mode):
+    """Known scaled gradients, and what `_down_scale` makes of them.
+
+    The scaled gradients are variables' values (a constant would be folded
+    by Grappler into the multiply), unscaled through the TF 1.15 method
+    subclasses override, in `mode`; eagerly, 17 gradients take the
+    compiled call.
+    """
+    rng = np.random.default_rng(7)
+    values = [rng.standard_normal(shape).astype(dtype)
+              for _, dtype, shape in _GROUPED]
+    sources = [tf.Variable(v, trainable=False) for v in values]
+    scale = tf.Variable(_ODD_SCALE, trainable=False)
+    opt = mp.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        mp.FixedLossScaleManager(_ODD_SCALE))
+
+    def unscaled():
+      grads = [tf.identity(s) for s in sources]
+      return [g for g, _ in opt._down_scale(  # pylint: disable=protected-access
+          [(g, s) for g, s in zip(grads, sources)], tf.identity(scale))]
+
+    if mode == "function":
+      return values, [t.numpy() for t in tf.function(unscaled)()]
+    if mode == "eager":
+      return values, [t.numpy() for t in unscaled()]
+    with tf.Graph().as_default():
+      sources = [tf.Variable(v, trainable=False) for v in values]
+      scale = tf.Variable(_ODD_SCALE, trainable=False)
+      result = unscaled()
+      with self.session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        return values, sess.run(result)
+
+  @parameterized.parameters(*MODES)
+  def test_each_gradient_is_its_own_multiply_to_the_bit(self, mode):
+    scaled, unscaled = self._scaled_and_unscaled(mode)
+    inverse = np.reciprocal(np.float32(_ODD_SCALE))
+    differs_from_division = 0
+    for (name, dtype, _), s, u in zip(_GROUPED, scaled, unscaled):
+      expected = s * inverse.astype(dtype)
+      self.assertEqual(u.dtype, np.dtype(dtype), msg=name)
+      # Bit for bit: the same bytes, not merely close.
+      self.assertEqual(u.tobytes(), expected.tobytes(), msg=name)
+      differs_from_division += int(np.any(
+          u != (s / np.array(_ODD_SCALE, dtype)).astype(dtype)))
+    # The comparison can tell a multiply by the reciprocal from a division.
+    self.assertGreater(differs_from_division, 0)
+
+  def test_a_graph_stacks_each_group_once(self):
+    with tf.Graph().as_default():
+      variables, loss = self._model()
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          _ConstantScale(_ODD_SCALE))
+      grads = {v.name.split(":")[0]: g
+               for g, v in opt.compute_gradients(loss, variables)}
+    # Six float32 biases and four float16 ones: one stack each.
+    for prefix, count in (("b", 6), ("h", 4)):
+      sources = {grads["{}{}".format(prefix, i)].op for i in range(count)}
+      self.assertLen(sources, 1, msg=prefix)
+      unstack = sources.pop()
+      self.assertEqual(unstack.type, "Unpack")
+      self.assertEqual(unstack.inputs[0].op.type, "Mul")
+      self.assertEqual(unstack.inputs[0].op.inputs[0].op.type, "Pack")
+      self.assertEqual(
+          [grads["{}{}".format(prefix, i)].value_index
+           for i in range(count)], list(range(count)))
+    # Three of a shape are fewer than a stack saves, and large ones are
+    # never stacked (a stack copies them): a multiply each.
+    for name in ("k0", "k1", "k2", "big0", "big1", "big2", "big3"):
+      self.assertEqual(grads[name].op.type, "Mul", msg=name)
+
+  def test_gradients_of_two_devices_are_not_stacked_together(self):
+    with tf.Graph().as_default():
+      grads = []
+      for device in ("/device:CPU:0", ""):
+        with tf.device(device):
+          grads.extend(tf.constant(np.full((3,), 6.0, np.float32))
+                       for _ in range(4))
+      unscaled = unscale.unscaled(grads, tf.constant(2.0))
+      stacks = {g.op for g in unscaled}
+      self.assertLen(stacks, 2)
+      for op in stacks:
+        pack = op.inputs[0].op.inputs[0].op
+        self.assertEqual(pack.type, "Pack")
+        self.assertLen({t.device for t in pack.inputs}, 1)
+      with self.session() as sess:
+        for value in sess.run(unscaled):
+          self.assertAllEqual(value, [3.0, 3.0, 3.0])
+
+  def test_a_nan_fed_to_one_of_a_group_is_skipped(self):
+    # A Session may feed any one stacked gradient a value of its own: the
+    # apply checks that value, not the stack it was unstacked from.
+    with tf.Graph().as_default(), self.session() as sess:
+      variables, loss = self._model()
+      manager = mp.ExponentialUpdateLossScaleManager(
+          _ODD_SCALE, 1000, decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+      grads_and_vars = opt.compute_gradients(loss, variables)
+      train_op = opt.apply_gradients(grads_and_vars)
+      sess.run(tf.compat.v1.global_variables_initializer())
+      before = sess.run(variables)
+      poisoned = grads_and_vars[3][0]
+      self.assertEqual(poisoned.op.type, "Unpack")
+      sess.run(train_op, {poisoned: np.array([0, np.nan, 0, 0, 0],
+                                             np.float32)})
+      after, scale = sess.run([variables, manager.get_loss_scale()])
+      for name, b, a in zip(_GROUPED, before, after):
+        self.assertAllEqual(a, b, msg=name[0])
+      self.assertEqual(scale, _ODD_SCALE / 2)
+      # The same step unfed is applied.
+      sess.run(train_op)
+      self.assertNotAllEqual(sess.run(variables[3]), before[3])
 
 
 if __name__ == "__main__":
