@@ -194,9 +194,8 @@ def _finite_squares_suffice(dtype) -> float:
 EAGER_COMPILE_MIN_GRADIENTS = 8
 
 # Gradients with at most this many elements are checked together, in few
-# parts (`_small_parts`), and unscaled together in a graph
-# (`unscale._times`); each larger one is summed on its own.
-SMALL_GRAD_ELEMENTS = 1 << 14
+# parts (`_small_parts`); each larger one is summed on its own.
+_SMALL_GRAD_ELEMENTS = 1 << 14
 
 
 def _small_parts(tensors):
@@ -531,7 +530,7 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
         continue
     for g, s in zip(_float_parts(values), _float_parts(_values(source))):
       size = g.shape.num_elements()
-      is_small = size is not None and size <= SMALL_GRAD_ELEMENTS
+      is_small = size is not None and size <= _SMALL_GRAD_ELEMENTS
       if g.dtype in (tf.float32, tf.float64):
         if is_small:
           small.setdefault(g.dtype, []).append((g, s))
@@ -607,7 +606,7 @@ def _total_finite_on_host(scalars, tensors) -> bool:
 def _many_small_alone(small) -> bool:
   """Whether small gradients with no large or sparse one join a total anyway.
 
-  They do in a plain graph when they hold more than `SMALL_GRAD_ELEMENTS`
+  They do in a plain graph when they hold more than `_SMALL_GRAD_ELEMENTS`
   elements in all (a model of hundreds of small variables): the exact
   check's concatenation and its `IsFinite` and `All` over all of them then
   cost more every step than a few adds (`_small_sums`) and the Switch that
@@ -624,7 +623,7 @@ def _many_small_alone(small) -> bool:
     return False
   elements = sum(g.shape.num_elements() for pairs in small.values()
                  for g, _ in pairs)
-  return elements > SMALL_GRAD_ELEMENTS
+  return elements > _SMALL_GRAD_ELEMENTS
 
 
 def all_finite_scaled(grads, scaled, inverse) -> tf.Tensor:

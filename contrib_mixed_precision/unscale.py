@@ -40,6 +40,7 @@ auto-clustering (`global_jit_level`) fuses the unscale and the check on a
 GPU, and sees the feeds.
 """
 
+import math
 from typing import Any, List, Sequence
 
 import tensorflow as tf
@@ -92,23 +93,29 @@ def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
   return _times(grads, _reciprocals(loss_scale))
 
 
-# In a graph, small dense gradients of one dtype, shape and device are
-# unscaled together from this many on: stacked, multiplied once and
-# unstacked, three ops where there were this many multiplies (each op costs
-# the executor, or a GPU a kernel launch, whatever its size).
+# In a graph, dense gradients of one dtype, shape and device are unscaled
+# together from this many on: stacked, multiplied once and unstacked, three
+# ops where there were this many multiplies (each op costs the executor, or
+# a GPU a kernel launch, whatever its size).
 _GROUP_MIN_GRADIENTS = 4
+# A stack holds at most this many elements, so only gradients of at most a
+# quarter of it are stacked. Members next to each other in the variable
+# list (whose gradients backprop finishes at about the same time) go
+# together: a stack waits for few gradients, and its copy and multiply stay
+# small enough that TF does not split them across threads.
+_STACK_MAX_ELEMENTS = 1 << 14
 
 
 def _group_key(grad):
   """What gradients unscaled together share, or None for one of its own.
 
-  Small dense gradients of a fully defined shape, built in a graph, group
-  by dtype, shape and device. The stack takes no device of its own, as the
-  multiplies took none: the placer puts it where it put them.
+  Dense gradients of a fully defined shape, built in a graph, group by
+  dtype, shape and device (only small ones make stacks: see `_times`). The
+  stack takes no device of its own, as the multiplies took none: the placer
+  puts it where it put them.
   """
   if (isinstance(grad, tf.IndexedSlices) or not tf.is_symbolic_tensor(grad) or
-      not grad.shape.is_fully_defined() or
-      grad.shape.num_elements() > skip_decision.SMALL_GRAD_ELEMENTS):
+      not grad.shape.is_fully_defined()):
     return None
   # as_list(): under disable_v2_behavior() a shape's entries are Dimension
   # objects, which cannot be dict keys.
@@ -118,11 +125,13 @@ def _group_key(grad):
 def _times(grads, inv):
   """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values).
 
-  In a graph, small gradients of one dtype, shape and device, from
-  `_GROUP_MIN_GRADIENTS` on, are stacked, multiplied once and unstacked
-  (`_group_key`): each element gets the same multiply by the same
-  scalar, so every result is the same to the bit. Eagerly each gradient
-  is its own multiply: a stack and an unstack would be dispatches too.
+  In a graph, small gradients of one dtype, shape and device
+  (`_group_key`), `_GROUP_MIN_GRADIENTS` or more, are stacked, multiplied
+  once and unstacked, neighbours in the list together, at most
+  `_STACK_MAX_ELEMENTS` elements a stack: each element gets the same
+  multiply by the same scalar, so every result is the same to the bit.
+  Eagerly each gradient is its own multiply: a stack and an unstack would
+  be dispatches too.
   """
   result = [None] * len(grads)
   groups = {}
@@ -135,15 +144,19 @@ def _times(grads, inv):
       result[i] = tf.IndexedSlices(values, g.indices, g.dense_shape)
     else:
       result[i] = g * inv(g.dtype.base_dtype)
-  for (dtype, _, _), members in groups.items():
-    if len(members) < _GROUP_MIN_GRADIENTS:
-      for i in members:
-        result[i] = grads[i] * inv(dtype)
-      continue
-    stacked = tf.stack([grads[i] for i in members])
-    for i, unscaled_grad in zip(
-        members, tf.unstack(stacked * inv(dtype), num=len(members))):
-      result[i] = unscaled_grad
+  for (dtype, shape, _), members in groups.items():
+    size = max(1, math.prod(shape))
+    per_stack = max(1, _STACK_MAX_ELEMENTS // size)
+    for start in range(0, len(members), per_stack):
+      chunk = members[start:start + per_stack]
+      if len(chunk) < _GROUP_MIN_GRADIENTS:
+        for i in chunk:
+          result[i] = grads[i] * inv(dtype)
+        continue
+      stacked = tf.stack([grads[i] for i in chunk])
+      for i, unscaled_grad in zip(
+          chunk, tf.unstack(stacked * inv(dtype), num=len(chunk))):
+        result[i] = unscaled_grad
   return result
 
 

@@ -368,7 +368,7 @@ def _all_finite_ops_before(grads, scaled=None, inverse=None):
         continue
     for g in sd._float_parts(values):
       size = g.shape.num_elements()
-      if size is not None and size <= sd.SMALL_GRAD_ELEMENTS:
+      if size is not None and size <= sd._SMALL_GRAD_ELEMENTS:
         small_by_dtype.setdefault(g.dtype, []).append(g)
       elif g.dtype in (tf.float32, tf.float64):
         summable.append(g)
@@ -526,6 +526,30 @@ def _each_unscaled():
 _EACH_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
 
 
+@contextlib.contextmanager
+def _stack_all():
+  """The package with each group of small gradients one stack, however big."""
+  # pylint: disable=protected-access
+  saved = (unscale_lib._STACK_MAX_ELEMENTS,
+           unscale_lib._unscale_and_check_compiled)
+  unscale_lib._STACK_MAX_ELEMENTS = 1 << 62
+  unscale_lib._unscale_and_check_compiled = _STACK_ALL_UNSCALE_AND_CHECK_COMPILED
+  try:
+    yield
+  finally:
+    (unscale_lib._STACK_MAX_ELEMENTS,
+     unscale_lib._unscale_and_check_compiled) = saved
+
+
+_STACK_ALL_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
+
+
+def _stack_all_lso(inner):
+  return _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
+      _stack_all)
+
+
 def _each_unscaled_lso(inner):
   return _PatchedLSO(
       inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
@@ -660,6 +684,9 @@ VARIANTS = {
     # The package's unscale before small gradients of one shape were
     # multiplied as one stacked tensor: a multiply per gradient.
     "each_unscaled": _each_unscaled_lso,
+    # The package with a group of small gradients in one stack however many
+    # elements it holds.
+    "stack_all": _stack_all_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }

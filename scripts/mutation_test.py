@@ -117,19 +117,20 @@ MUTANTS = (
            (_UNSCALE,), "the scaled gradients' total is trusted for a scale "
            "below 1, where the unscale can overflow"),
     Mutant("U05", _UN,
-           "        members, tf.unstack(stacked * inv(dtype), num=len(members))):",
-           "        reversed(members),\n"
-           "        tf.unstack(stacked * inv(dtype), num=len(members))):",
+           "          chunk, tf.unstack(stacked * inv(dtype), num=len(chunk))):",
+           "          reversed(chunk),\n"
+           "          tf.unstack(stacked * inv(dtype), num=len(chunk))):",
            (_UNSCALE,), "a stacked group's unscaled gradients go back in the "
            "wrong order"),
     Mutant("U06", _UN,
            "  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), grad.device",
            "  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), ''",
            (_UNSCALE,), "gradients of two devices are stacked together"),
-    Mutant("U07", _UN,
-           "      grad.shape.num_elements() > skip_decision.SMALL_GRAD_ELEMENTS):",
-           "      grad.shape.num_elements() > 10**9):",
-           (_UNSCALE,), "large gradients are stacked too (a copy of each)"),
+    Mutant("U08", _UN,
+           "    per_stack = max(1, _STACK_MAX_ELEMENTS // size)",
+           "    per_stack = len(members)",
+           (_UNSCALE,), "a group is one stack however many elements it "
+           "holds"),
     Mutant("T01", _TFC,
            "  return str(getattr(graph, \"name\", \"\")).startswith("
            "\"wrapped_function\")",
@@ -205,7 +206,7 @@ MUTANTS = (
            (_SKIP,), "of small gradients of one shape, only the first "
            "joins the total"),
     Mutant("S19", _SD,
-           "  return elements > SMALL_GRAD_ELEMENTS",
+           "  return elements > _SMALL_GRAD_ELEMENTS",
            "  return elements >= 0",
            (_SKIP, "tests/op_count_test.py"), "a few small gradients alone "
            "are summed behind a Switch too"),

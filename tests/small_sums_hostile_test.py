@@ -28,7 +28,7 @@ import program_util
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
-_LIMIT = 1 << 14  # skip_decision.SMALL_GRAD_ELEMENTS
+_LIMIT = 1 << 14  # skip_decision._SMALL_GRAD_ELEMENTS
 _LARGE = (130, 130)  # 16900 elements: one large gradient.
 
 # Many small variables of a few shapes: 17092 elements in all (more than

@@ -568,6 +568,29 @@ class GroupedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
     for name in ("k0", "k1", "k2", "big0", "big1", "big2", "big3"):
       self.assertEqual(grads[name].op.type, "Mul", msg=name)
 
+  def test_a_large_group_is_several_stacks_in_order(self):
+    # 20 gradients of 2048 elements: at most 16384 elements a stack, so
+    # stacks of 8, 8 and 4, each of neighbours in the list.
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal(2048).astype(np.float32) for _ in range(20)]
+    with tf.Graph().as_default():
+      grads = [tf.identity(tf.Variable(v)) for v in values]
+      unscaled = unscale.unscaled(grads, tf.identity(tf.Variable(_ODD_SCALE)))
+      stacks = []
+      for g in unscaled:
+        self.assertEqual(g.op.type, "Unpack")
+        if not stacks or stacks[-1][0] is not g.op:
+          stacks.append([g.op, 0])
+        self.assertEqual(g.value_index, stacks[-1][1])
+        stacks[-1][1] += 1
+      self.assertEqual([n for _, n in stacks], [8, 8, 4])
+      with self.session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        got = sess.run(unscaled)
+    inverse = np.reciprocal(np.float32(_ODD_SCALE))
+    for i, (value, g) in enumerate(zip(values, got)):
+      self.assertEqual(g.tobytes(), (value * inverse).tobytes(), msg=i)
+
   def test_gradients_of_two_devices_are_not_stacked_together(self):
     with tf.Graph().as_default():
       grads = []
