@@ -86,13 +86,15 @@ def _reciprocals(loss_scale):
   return inv
 
 
-def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
+def unscaled(grads: Sequence[Any], loss_scale,
+             stack: bool = True) -> List[Any]:
   """`grads` (no None among them) each multiplied by `1 / loss_scale`.
 
   One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
-  has its values multiplied and stays sparse.
+  has its values multiplied and stays sparse. With `stack=False`, a
+  multiply per gradient even in a graph (`_times`).
   """
-  return _times(grads, _reciprocals(loss_scale))
+  return _times(grads, _reciprocals(loss_scale), stack)
 
 
 # In a graph, dense gradients of one dtype, shape and device are unscaled
@@ -111,10 +113,10 @@ _STACK_MAX_ELEMENTS = 1 << 14
 def _group_key(grad):
   """What gradients unscaled together share, or None for one of its own.
 
-  Dense gradients of a fully defined shape, built in a graph, group by
-  dtype, shape and device (only small ones make stacks: see `_times`). The
-  stack takes no device of its own, as the multiplies took none: the placer
-  puts it where it put them.
+  Dense graph tensors of a fully defined shape group by dtype, shape and
+  device (only small ones make stacks: see `_times`). The stack takes no
+  device of its own, as the multiplies took none: the placer puts it where
+  it put them.
   """
   if (isinstance(grad, tf.IndexedSlices) or not tf.is_symbolic_tensor(grad) or
       not grad.shape.is_fully_defined()):
@@ -124,7 +126,7 @@ def _group_key(grad):
   return grad.dtype.base_dtype, tuple(grad.shape.as_list()), grad.device
 
 
-def _times(grads, inv):
+def _times(grads, inv, stack=True):
   """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values).
 
   In a graph, small gradients of one dtype, shape and device
@@ -133,12 +135,13 @@ def _times(grads, inv):
   `_STACK_MAX_ELEMENTS` elements a stack: each element gets the same
   multiply by the same scalar, so every result is the same to the bit.
   Eagerly each gradient is its own multiply: a stack and an unstack would
-  be dispatches too.
+  be dispatches too. `stack=False` makes every gradient its own multiply.
   """
+  stack = stack and not tf.executing_eagerly()
   result = [None] * len(grads)
   groups = {}
   for i, g in enumerate(grads):
-    key = _group_key(g)
+    key = _group_key(g) if stack else None
     if key is not None:
       groups.setdefault(key, []).append(i)
     elif isinstance(g, tf.IndexedSlices):

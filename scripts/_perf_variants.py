@@ -502,58 +502,36 @@ def _concat_small_lso(inner):
       _concat_small)
 
 
-@contextlib.contextmanager
-def _each_unscaled():
-  """The package with every gradient its own multiply, as before grouping.
+def _unscale_with(name, value):
+  """The package with `unscale.<name>` set to `value`, as a variant.
 
-  Small gradients of one dtype, shape and device are stacked, multiplied
-  once and unstacked in a graph (`unscale._times`); this makes the group
-  too large to reach, so each takes its multiply again (eagerly, in a
-  compiled step of its own: a trace is shared by every caller).
+  Eagerly, in a compiled step of its own: a trace is shared by every
+  caller, and the package's was made with the package's settings.
   """
-  # pylint: disable=protected-access
-  saved = (unscale_lib._GROUP_MIN_GRADIENTS,
-           unscale_lib._unscale_and_check_compiled)
-  unscale_lib._GROUP_MIN_GRADIENTS = float("inf")
-  unscale_lib._unscale_and_check_compiled = _EACH_UNSCALE_AND_CHECK_COMPILED
-  try:
-    yield
-  finally:
-    (unscale_lib._GROUP_MIN_GRADIENTS,
-     unscale_lib._unscale_and_check_compiled) = saved
+  compiled = _own_unscale_and_check()
+
+  @contextlib.contextmanager
+  def patch():
+    # pylint: disable=protected-access
+    saved = (getattr(unscale_lib, name),
+             unscale_lib._unscale_and_check_compiled)
+    setattr(unscale_lib, name, value)
+    unscale_lib._unscale_and_check_compiled = compiled
+    try:
+      yield
+    finally:
+      (value_before, unscale_lib._unscale_and_check_compiled) = saved
+      setattr(unscale_lib, name, value_before)
+
+  return lambda inner: _PatchedLSO(
+      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), patch)
 
 
-_EACH_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
-
-
-@contextlib.contextmanager
-def _stack_all():
-  """The package with each group of small gradients one stack, however big."""
-  # pylint: disable=protected-access
-  saved = (unscale_lib._STACK_MAX_ELEMENTS,
-           unscale_lib._unscale_and_check_compiled)
-  unscale_lib._STACK_MAX_ELEMENTS = 1 << 62
-  unscale_lib._unscale_and_check_compiled = _STACK_ALL_UNSCALE_AND_CHECK_COMPILED
-  try:
-    yield
-  finally:
-    (unscale_lib._STACK_MAX_ELEMENTS,
-     unscale_lib._unscale_and_check_compiled) = saved
-
-
-_STACK_ALL_UNSCALE_AND_CHECK_COMPILED = _own_unscale_and_check()
-
-
-def _stack_all_lso(inner):
-  return _PatchedLSO(
-      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
-      _stack_all)
-
-
-def _each_unscaled_lso(inner):
-  return _PatchedLSO(
-      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9),
-      _each_unscaled)
+# The package with every gradient its own multiply, as before small
+# gradients of one shape were stacked (a group too large to reach), and
+# with each group one stack, however many elements it holds.
+_each_unscaled_lso = _unscale_with("_GROUP_MIN_GRADIENTS", 1 << 62)
+_stack_all_lso = _unscale_with("_STACK_MAX_ELEMENTS", 1 << 62)
 
 
 class _CompileAllLSO(cmp.LossScaleOptimizer):

@@ -249,21 +249,11 @@ class UnscaleFloorOptimizer(BarrierOptimizer):
 def _floor_unscaled(grads, scale):
   """Each gradient times `1 / scale`, cast once per dtype: one multiply each.
 
-  The floor's own, as the issue defines it. (The package, in a graph,
-  multiplies small gradients of one shape as one stacked tensor:
-  `unscale._times`.)
+  The floor as the issue defines it: the package's unscale without its
+  stacks (in a graph the package multiplies small gradients of one shape
+  as one stacked tensor: `unscale._times`).
   """
-  inv = {tf.float32: tf.math.reciprocal(scale)}
-  result = []
-  for g in grads:
-    values = g.values if isinstance(g, tf.IndexedSlices) else g
-    dtype = values.dtype.base_dtype
-    if dtype not in inv:
-      inv[dtype] = tf.cast(inv[tf.float32], dtype)
-    values = values * inv[dtype]
-    result.append(tf.IndexedSlices(values, g.indices, g.dense_shape)
-                  if isinstance(g, tf.IndexedSlices) else values)
-  return result
+  return unscale.unscaled(grads, scale, stack=False)
 
 
 # The floor's unscale as one call, for eager floors (as the package's).

@@ -506,28 +506,31 @@ class GroupedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
     rng = np.random.default_rng(7)
     values = [rng.standard_normal(shape).astype(dtype)
               for _, dtype, shape in _GROUPED]
-    sources = [tf.Variable(v, trainable=False) for v in values]
-    scale = tf.Variable(_ODD_SCALE, trainable=False)
-    opt = mp.LossScaleOptimizer(
-        tf.compat.v1.train.GradientDescentOptimizer(1.0),
-        mp.FixedLossScaleManager(_ODD_SCALE))
 
-    def unscaled():
-      grads = [tf.identity(s) for s in sources]
-      return [g for g, _ in opt._down_scale(  # pylint: disable=protected-access
-          [(g, s) for g, s in zip(grads, sources)], tf.identity(scale))]
-
-    if mode == "function":
-      return values, [t.numpy() for t in tf.function(unscaled)()]
-    if mode == "eager":
-      return values, [t.numpy() for t in unscaled()]
-    with tf.Graph().as_default():
+    def build():
       sources = [tf.Variable(v, trainable=False) for v in values]
       scale = tf.Variable(_ODD_SCALE, trainable=False)
-      result = unscaled()
-      with self.session() as sess:
-        sess.run(tf.compat.v1.global_variables_initializer())
-        return values, sess.run(result)
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          mp.FixedLossScaleManager(_ODD_SCALE))
+
+      def unscaled():
+        grads = [tf.identity(s) for s in sources]
+        return [g for g, _ in opt._down_scale(  # pylint: disable=protected-access
+            list(zip(grads, sources)), tf.identity(scale))]
+
+      return unscaled
+
+    if mode == "graph":
+      with tf.Graph().as_default():
+        result = build()()
+        with self.session() as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          return values, sess.run(result)
+    unscaled = build()
+    if mode == "function":
+      unscaled = tf.function(unscaled)
+    return values, [t.numpy() for t in unscaled()]
 
   @parameterized.parameters(*MODES)
   def test_each_gradient_is_its_own_multiply_to_the_bit(self, mode):

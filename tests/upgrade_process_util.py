@@ -10,19 +10,22 @@ contents of a directory, to compare before and after a run.
 import os
 
 
+def _stat_fields(pid) -> list:
+  """The fields of /proc/PID/stat after the name (the state first), or []."""
+  try:
+    with open("/proc/{}/stat".format(pid)) as f:
+      return f.read().rsplit(")", 1)[1].split()
+  except OSError:
+    return []
+
+
 def group_alive(pgid: int) -> list:
   """The pids of the processes of group `pgid` that have not ended."""
   alive = []
   for pid in os.listdir("/proc"):
-    if not pid.isdigit():
-      continue
-    try:
-      with open("/proc/{}/stat".format(pid)) as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    except OSError:
-      continue
+    fields = _stat_fields(pid) if pid.isdigit() else []
     # Fields after the name: state, ppid, pgrp; a zombie is gone already.
-    if int(fields[2]) == pgid and fields[0] != "Z":
+    if fields and int(fields[2]) == pgid and fields[0] != "Z":
       alive.append(int(pid))
   return alive
 
@@ -42,10 +45,8 @@ def workers(pgid: int) -> list:
 
 def cpu_seconds(pid: int) -> float:
   """User plus system CPU time of process `pid`; -1 once it is gone."""
-  try:
-    with open("/proc/{}/stat".format(pid)) as f:
-      fields = f.read().rsplit(")", 1)[1].split()
-  except OSError:
+  fields = _stat_fields(pid)
+  if not fields:
     return -1
   # The fields after the name start at the state (field 3): utime and stime
   # are fields 14 and 15, in clock ticks.
