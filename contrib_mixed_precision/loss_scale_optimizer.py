@@ -8,10 +8,12 @@ is finite, and updates the manager on every call. Between the two, user code
 (clipping, all-reduce) sees ordinary, unscaled gradients.
 """
 
+import numbers
 import threading
 import weakref
 from typing import Any, Iterable, List, Optional, Tuple
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -64,7 +66,88 @@ def _variable_dtype(var) -> Optional[tf.DType]:
     return None
 
 
-def _read_once(loss_scale) -> tf.Tensor:
+def _scale_out_of_range(source, value, as_float32) -> ValueError:
+  """The error for a scale float32 cannot hold (see `_float32_range_checked`)."""
+  consequence = ("every step would apply a zero update (each gradient times "
+                 "1/Inf)" if as_float32 == "Inf" else
+                 "every step would be skipped (each gradient times 1/0)")
+  return ValueError(
+      "{}{}: {}. As float32 it would be {}, and {}. {}".format(
+          _SCALE_RANGE_HEAD, source, value, as_float32, consequence,
+          _SCALE_RANGE_FIX))
+
+
+_SCALE_RANGE_HEAD = ("LossScaleOptimizer scales the loss and unscales the "
+                     "gradients in float32, as TF 1.15 did, and float32 "
+                     "cannot hold the loss scale returned by ")
+_SCALE_RANGE_FIX = ("Return a float32 scale from get_loss_scale(), between "
+                    "2**-149 and the largest float32 (about 3.4e38), e.g. "
+                    "`tf.constant(2.0**15)`.")
+
+
+def _float32_range_checked(loss_scale, source: str):
+  """`loss_scale`, refused if float32 would turn it into 0 or an infinity.
+
+  Only a wider scale can leave float32's range: a float64 tensor or
+  variable, or a Python or NumPy number. A finite, nonzero one that float32
+  would round to 0 (2**-200) or to an infinity (2**200) is an error, as a
+  ValueError now for a number or an eager tensor, and in a graph as an
+  `InvalidArgumentError` from an `Assert` that the read of the scale waits
+  for, so nothing is applied. XLA has no `Assert`: inside
+  `tf.function(jit_compile=True)` a float64 scale is only cast. Any other
+  scale, float32 ones included (every built-in manager's), is returned as
+  it came, and costs no op.
+
+  Args:
+    loss_scale: What the manager's `get_loss_scale()` returned.
+    source: Who returned it, for the message.
+
+  Returns:
+    `loss_scale`, or for a float64 tensor or variable its float32 value.
+  """
+  if isinstance(loss_scale, (numbers.Real, np.number)):
+    if isinstance(loss_scale, np.number):
+      shown = "{!r} ({})".format(loss_scale.item(), loss_scale.dtype)
+    else:
+      shown = repr(loss_scale)
+      if len(shown) > 40:
+        shown = "{}... ({} digits)".format(shown[:12], len(shown))
+    try:
+      wide = np.float64(loss_scale)
+    except OverflowError:
+      raise _scale_out_of_range(source, shown, "Inf") from None
+    with np.errstate(over="ignore", under="ignore"):
+      narrow = np.float32(wide)
+    if np.isfinite(wide) and wide != 0 and not (np.isfinite(narrow) and
+                                                narrow != 0):
+      raise _scale_out_of_range(source, shown, "Inf" if narrow else "0")
+    return loss_scale
+  dtype = getattr(loss_scale, "dtype", None)
+  if (not (tf.is_tensor(loss_scale) or isinstance(loss_scale, tf.Variable))
+      or tf.as_dtype(dtype).base_dtype != tf.float64):
+    return loss_scale
+  wide = tf.convert_to_tensor(loss_scale)  # One read of a variable.
+  narrow = tf.cast(wide, tf.float32)
+  if tf.executing_eagerly():
+    _float32_range_checked(wide.numpy(), source)
+    return narrow
+  if _tf_compat.in_xla_context():
+    return narrow  # XLA drops an `Assert` (with a warning at each compile).
+  lost = tf.logical_and(
+      tf.logical_and(tf.math.is_finite(wide), tf.not_equal(wide, 0)),
+      tf.logical_not(tf.logical_and(tf.math.is_finite(narrow),
+                                    tf.not_equal(narrow, 0))))
+  # A bare `Assert`: `tf.debugging.Assert` would add a `tf.cond` around it.
+  check = tf.raw_ops.Assert(
+      condition=tf.logical_not(lost),
+      data=[_SCALE_RANGE_HEAD + source + ":", wide,
+            "As float32 it would be 0 or Inf. " + _SCALE_RANGE_FIX],
+      name="loss_scale_in_float32_range")
+  with tf.control_dependencies([check]):
+    return tf.identity(narrow)
+
+
+def _read_once(loss_scale, source: str = "get_loss_scale()") -> tf.Tensor:
   """This step's scale: one float32 read that both of its uses share.
 
   The loss is multiplied by it and the gradients by its reciprocal. Two
@@ -76,13 +159,21 @@ def _read_once(loss_scale) -> tf.Tensor:
   assignment overwrites in place. A `ReadVariableOp`'s value is its own: an
   assignment to a resource variable whose buffer is still read writes a new
   buffer (copy on write).
+
+  A scale float32 cannot hold is refused (`_float32_range_checked`): the
+  message names `source`.
   """
+  loss_scale = _float32_range_checked(loss_scale, source)
   # `tf.cast` returns a float32 variable itself, unread.
   loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
   if tf.executing_eagerly() or loss_scale.op.type in ("ReadVariableOp",
                                                       "Const"):
     return loss_scale
-  return tf.raw_ops.Snapshot(input=loss_scale)
+  # TF has no gradient for `Snapshot`; the loss's gradient with respect to a
+  # trainable scale variable (a user's manager may make one) is an
+  # identity's, as TF 1.15's graph, which multiplied the loss by the read.
+  with loss_scale.graph.gradient_override_map({"Snapshot": "Identity"}):
+    return tf.raw_ops.Snapshot(input=loss_scale)
 
 
 def _as_op(result):
@@ -360,7 +451,8 @@ class LossScaleOptimizer(_V1Optimizer):
       A list of `(gradient, variable)` pairs in `var_list` order; a None
       gradient stays None, and an `IndexedSlices` gradient stays sparse.
     """
-    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
+    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale(),
+                            self._scale_source())
     grads_and_vars = self._opt.compute_gradients(
         unscale.scaled_loss(loss, loss_scale),
         var_list=var_list,
@@ -369,6 +461,10 @@ class LossScaleOptimizer(_V1Optimizer):
         colocate_gradients_with_ops=colocate_gradients_with_ops,
         grad_loss=grad_loss)
     return self._down_scale(grads_and_vars, loss_scale)
+
+  def _scale_source(self) -> str:
+    """Who returns the scale, for `_read_once`'s messages."""
+    return "{}.get_loss_scale()".format(type(self._loss_scale_manager).__name__)
 
   def _down_scale(self, grads_vars, loss_scale):
     """Divides each gradient by `loss_scale` (TF 1.15 API, kept for subclasses).
@@ -498,7 +594,8 @@ class LossScaleOptimizer(_V1Optimizer):
       advance_on_skip = self._advance_global_step_on_skip
     # This step's scale, read before the manager's update below, in every
     # mode: `opt.loss_scale` is the scale the step used, never the next.
-    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale())
+    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale(),
+                            self._scale_source())
     self.finite_grads = is_finite
     self.loss_scale = loss_scale
     if tf.executing_eagerly():

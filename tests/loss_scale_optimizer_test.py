@@ -513,6 +513,41 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
       # Two applies, each finite with incr_every_n_steps=1: 8 -> 16 -> 32.
       self.assertEqual(32.0, steps.value(manager.get_loss_scale()))
 
+  @parameterized.product(use_resource=(False, True),
+                         dtype=(tf.float32, tf.float64))
+  def test_trainable_scale_variable_of_a_users_manager(self, use_resource,
+                                                       dtype):
+    # A user's TF1 manager whose scale variable is trainable (the default):
+    # `minimize` differentiates the scaled loss with respect to it too, as
+    # TF 1.15 did, and trains it. A ref variable's read is copied
+    # (`Snapshot`), which must let that gradient through.
+
+    class VariableScale(manager_lib.LossScaleManager):
+
+      def __init__(self):
+        self.scale = tf.compat.v1.Variable(
+            4.0, dtype=dtype, name="scale", use_resource=use_resource)
+
+      def get_loss_scale(self):
+        return self.scale
+
+      def update_loss_scale(self, finite_grads):
+        return tf.no_op()
+
+    with tf.Graph().as_default():
+      w = tf.compat.v1.Variable([1.0, 2.0], name="w")
+      manager = VariableScale()
+      lso = LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+      train_op = lso.minimize(tf.reduce_sum(w * w))
+      with self.session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(train_op)
+        # loss = 1 + 4 = 5: d(loss * s)/dw = 2 * w * s, d(loss * s)/ds = 5,
+        # each times 1/s = 1/4 (exact).
+        self.assertAllEqual([1.0 - 2.0, 2.0 - 4.0], sess.run(w))
+        self.assertEqual(4.0 - 5.0 / 4.0, sess.run(manager.scale))
+
 
 # ---------------------------------------------------------------------------
 # Construction, subclassing, checkpoints and the opt-in global_step policy.

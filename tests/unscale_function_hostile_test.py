@@ -793,3 +793,65 @@ class EagerReadOnlyTest(tf.test.TestCase):
     gv[1] = (tf.constant(poisoned), gv[1][1])
     opt.apply_gradients(gv)
     _assert_values(self, model.values(), model.initial())
+
+
+class WideScaleTest(tf.test.TestCase, parameterized.TestCase):
+  """A user's manager returning a scale float32 cannot hold.
+
+  The optimizer scales and unscales in float32, as TF 1.15 did. A float64
+  2**200 would become Inf there (and a zero update be applied), 2**-200
+  would become 0 (and every step be skipped): either is an error that
+  names the value, before anything is applied.
+  """
+
+  @parameterized.product(
+      mode=("function", "eager"),
+      scale=(2.0**200, -(2.0**200), 2.0**-200, 1e-46),
+      variable=(False, True))
+  def test_float64_scale_out_of_float32_range(self, mode, scale, variable):
+    model = _Model(n_scalars=2)
+    value = (tf.Variable(scale, dtype=tf.float64) if variable else scale)
+    opt = _opt(_Scale(value, tf.float64))
+    coeffs = (model.cw, model.cb, model.cs, model.ce)
+    error = ValueError if mode == "eager" else tf.errors.InvalidArgumentError
+    with self.assertRaisesRegex(error, r"(?s)float32.*_Scale\.get_loss_scale"
+                                r".*" + "{:g}".format(scale)[:5]):
+      _run_step(model, opt, coeffs, mode)
+    _assert_values(self, model.values(), model.initial())
+
+  @parameterized.parameters(2.0**-200, np.float64(2.0**-200), 10**400)
+  def test_python_and_numpy_numbers(self, scale):
+    # A Python float 2**-200 used to become a float32 0 without a word; a
+    # Python int past float64's range raised TF's conversion error.
+
+    class NumberScale(_Scale):
+
+      def get_loss_scale(self):
+        return self.scale
+
+    model = _Model()
+    opt = _opt(NumberScale(scale))
+    with self.assertRaisesRegex(ValueError,
+                                r"(?s)float32.*NumberScale\.get_loss_scale"):
+      _run_step(model, opt, (model.cw, model.cb, model.cs, model.ce), "eager")
+    _assert_values(self, model.values(), model.initial())
+
+  @parameterized.parameters(2.0**-100, 2.0**100, 3.0)
+  def test_float64_scales_float32_holds_still_train(self, scale):
+    model = _Model()
+    coeffs = (model.cw, model.cb, model.cs, model.ce)
+    _run_step(model, _opt(_Scale(scale, tf.float64)), coeffs, "eager")
+    _assert_values(self, model.values(), model.expected(*coeffs))
+
+  @parameterized.parameters(2.0**200, 2.0**-200)
+  def test_graph_session(self, scale):
+    with tf.Graph().as_default():
+      w = tf.compat.v1.Variable([1.0, 2.0], name="w")
+      opt = _opt(_Scale(scale, tf.float64))
+      train_op = opt.minimize(tf.reduce_sum(w * w))
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        with self.assertRaisesRegex(tf.errors.InvalidArgumentError,
+                                    r"(?s)float32.*_Scale\.get_loss_scale"):
+          sess.run(train_op)
+        self.assertAllEqual(sess.run(w), [1.0, 2.0])
