@@ -68,9 +68,10 @@ def _variable_dtype(var) -> Optional[tf.DType]:
 
 def _scale_out_of_range(source, value, as_float32) -> ValueError:
   """The error for a scale float32 cannot hold (see `_float32_range_checked`)."""
-  consequence = ("every step would apply a zero update (each gradient times "
-                 "1/Inf)" if as_float32 == "Inf" else
-                 "every step would be skipped (each gradient times 1/0)")
+  consequence = ("no step would train: each gradient would be multiplied by "
+                 "1/Inf = 0 (NaN where it is Inf)" if as_float32 == "Inf" else
+                 "every step would be skipped: the loss would be multiplied "
+                 "by 0 and each gradient by 1/0 = Inf")
   return ValueError(
       "{}{}: {}. As float32 it would be {}, and {}. {}".format(
           _SCALE_RANGE_HEAD, source, value, as_float32, consequence,
