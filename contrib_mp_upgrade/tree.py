@@ -276,6 +276,13 @@ def _settle_notebooks(entries: List[Entry]) -> None:
 # processes cost more than they save: each starts a Python and imports
 # libcst, about 0.3 s.
 _PARALLEL_LINES = 4000
+# A file this large or larger goes to a worker process even when one process
+# would do (`--jobs 1`, or a single file): libcst takes about 800 bytes of
+# memory per byte of source, and when an allocation fails its native parser
+# aborts the process that runs it, with a line of its own and nothing else.
+# A dead worker is reported, with the file it held; the command's own death
+# would not be. Smaller files stay here: a worker costs about 0.3 s to start.
+_ALONE_BYTES = 1 << 17
 
 
 def _workers() -> int:
@@ -321,11 +328,14 @@ def upgrade_all(entries: List[Entry],
     finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
   jobs = _workers() if jobs is None else jobs
   lines = sum(e.source.count(b"\n") for e in heavy)
-  if jobs < 2 or len(heavy) < 2 or lines < _PARALLEL_LINES:
-    for entry in heavy:
-      finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
-    return
-  with _Workers(min(jobs, len(heavy)), contrib_to_slim) as workers:
+  count = min(jobs, len(heavy))
+  if count < 2 or lines < _PARALLEL_LINES:
+    if all(len(e.source) < _ALONE_BYTES for e in heavy):
+      for entry in heavy:
+        finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
+      return
+    count = 1
+  with _Workers(count, contrib_to_slim) as workers:
     for i, result in workers.convert([e.source for e in heavy],
                                      [e.name for e in heavy]):
       finish(heavy[i], result)
@@ -405,7 +415,7 @@ class _Workers:
       try:
         pipe.send((i, sources[i]))
       except OSError:  # Its end of the pipe is closed: it died.
-        self._died(process, busy, queue, names)
+        self._died(process, busy, queue, names, sources)
 
     for pipe, process in zip(self._pipes, self._processes):
       hand_out(pipe, process)
@@ -417,7 +427,7 @@ class _Workers:
         try:
           j, result, error = pipe.recv()
         except (EOFError, OSError):  # It died before it sent its file back.
-          self._died(process, busy, queue, names)
+          self._died(process, busy, queue, names, sources)
         del busy[pipe]
         if error is not None:
           raise error
@@ -425,23 +435,40 @@ class _Workers:
         yield i, result
         hand_out(pipe, process)
 
-  @staticmethod
-  def _died(process, busy, queue, names: List[str]) -> None:
+  def _died(self, process, busy, queue, names: List[str],
+            sources: List[bytes]) -> None:
     """Raises `UpgradeError` for `process`, naming the files not done."""
     process.join()
     code = process.exitcode
     how = "ended with status {}".format(code)
     if code is not None and code < 0 and -code in set(signal.Signals):
       how = "killed by {}".format(signal.Signals(-code).name)
-    pending = sorted(names[i] for i in
-                     list(queue) + [i for _, i in busy.values()])
+    (held,) = [i for p, i in busy.values() if p is process] or [None]
+    what = "" if held is None else " while converting {} ({})".format(
+        names[held], _size(len(sources[held])))
+    if len(self._processes) > 1:
+      advice = ("If the machine ran out of memory, run again with "
+                "`--jobs 1`, which converts one file at a time; if it keeps "
+                "happening, one of the files not yet converted is the "
+                "cause: {}{}.".format(
+                    ", ".join(sorted(names[i] for i in list(queue) + [
+                        i for _, i in busy.values()])[:5]),
+                    ", ..." if len(queue) + len(busy) > 5 else ""))
+    else:
+      advice = ("If the machine ran out of memory (libcst takes about 800 "
+                "bytes of memory per byte of a file it converts), free "
+                "memory or run on a machine with more, or move that file "
+                "out of --intree to convert the rest.")
     raise UpgradeError(
-        "A worker process converting the tree was {}; nothing was "
-        "written. If the machine ran out of memory, run again with "
-        "`--jobs 1`; if it keeps happening, one of the files not yet "
-        "converted is the cause: {}{}.".format(
-            how, ", ".join(pending[:5]), ", ..." if len(pending) > 5
-            else ""))
+        "A worker process converting the tree was {}{}; nothing was "
+        "written. {}".format(how, what, advice))
+
+
+def _size(count: int) -> str:
+  """A byte count for people: `1.6 MB`, `40 KB`."""
+  if count >= 1e6:
+    return "{:.1f} MB".format(count / 1e6)
+  return "{} KB".format(max(1, round(count / 1e3)))
 
 
 @contextlib.contextmanager

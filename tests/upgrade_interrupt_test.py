@@ -12,6 +12,7 @@ no temporary file.
 """
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -271,10 +272,12 @@ class WorkerDiesTest(_CommandTest):
     self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
     self.assertEqual(proc.returncode, 1, err)
     self.assertIn("worker process converting the tree was killed by "
-                  "SIGKILL; nothing was written", err)
+                  "SIGKILL", err)
+    self.assertIn("; nothing was written", err)
     self.assertNotIn("Traceback", err)
     self.assertEqual(sorted(os.listdir(root)), ["in"])
     self.assertEqual(_listing(tree), before)
+    return err
 
   def test_a_killed_worker_ends_the_run(self):
     with tempfile.TemporaryDirectory() as root:
@@ -286,7 +289,10 @@ class WorkerDiesTest(_CommandTest):
       time.sleep(1.0)
       self.assertIsNone(proc.poll(), "the scan phase was over too soon")
       os.kill(putil.workers(proc.pid)[0], signal.SIGKILL)
-      self._check_ended(proc, root, tree, before)
+      err = self._check_ended(proc, root, tree, before)
+      # The file it held is named.
+      self.assertRegex(err, r"killed by SIGKILL while converting "
+                       r"model_\d+/layer_\d+\.py \(\d+ KB\); nothing")
 
   def test_a_worker_killed_while_it_waits_for_work(self):
     # One long file and two short ones: one worker converts the long file
@@ -338,6 +344,49 @@ class WorkerDiesTest(_CommandTest):
           target.clear()
       self._check_ended(proc, root, tree, before)
       self._assert_group_ends(proc)
+
+
+class OutOfMemoryTest(_CommandTest):
+  """libcst cannot allocate: the command says so and which file, in its words.
+
+  libcst's native parser aborts the whole process when an allocation fails
+  (Rust's "memory allocation of N bytes failed", status 134). A large file
+  converted in the command's own process (`--jobs 1`, or one file) took
+  the command down with it, with nothing of ours on stderr.
+  """
+
+  @parameterized.parameters([["--jobs", "1"]], [[]])
+  def test_a_file_too_large_for_the_memory(self, jobs):
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      # One file of 1.6 MB that uses the API: libcst takes about 1.3 GB.
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                      "1", "--filler", "60000", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      (name,) = [os.path.join(d, f) for d, _, files in os.walk(tree)
+                 for f in files]
+      name = os.path.relpath(name, tree)
+      before = _listing(tree)
+      env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+          [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+      limit = 600 << 20  # Enough to start; a fraction of the parse.
+      proc = subprocess.run(
+          [sys.executable, "-m", "contrib_mp_upgrade", "--intree", tree,
+           "--outtree", os.path.join(root, "out")] + jobs,
+          cwd=root, env=env, capture_output=True, timeout=300,
+          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                (limit, limit)))
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      last = err.strip().splitlines()[-1]
+      self.assertTrue(last.startswith("contrib-mp-upgrade: "), err)
+      self.assertIn("nothing was written", last)
+      self.assertIn("converting {} (1.6 MB)".format(name), last)
+      self.assertIn("memory", last)
+      self.assertNotIn("--jobs 1", last)  # It was the only process.
+      self.assertNotIn("Traceback", err)
+      self.assertEqual(sorted(os.listdir(root)), ["in"])
+      self.assertEqual(_listing(tree), before)
 
 
 if __name__ == "__main__":
