@@ -764,12 +764,6 @@ class Commit:
     outtree = os.path.abspath(outtree)
     parent = os.path.dirname(outtree)
     try:
-      # An existing (empty) `--outtree` keeps its mode when the staging
-      # directory replaces it; a new one takes the umask's.
-      mode = stat.S_IMODE(os.stat(outtree).st_mode)
-    except OSError:
-      mode = 0o777 & ~_umask()
-    try:
       self._makedirs(parent)
       stage = self._create(lambda: tempfile.mkdtemp(
           prefix=".{}.contrib-mp-upgrade-".format(os.path.basename(outtree)),
@@ -791,8 +785,7 @@ class Commit:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         _write_bytes(path, data)
         os.chmod(path, 0o666 & ~_umask())
-      if not inside:
-        os.chmod(stage, mode)
+      os.chmod(stage, 0o777 & ~_umask())
     except OSError as e:
       self.abort()
       raise _fail("The converted tree could not be written", e,
@@ -866,8 +859,6 @@ class Commit:
       self._makedirs(directory)
       temp = self._create_file(path)
       _write_bytes(temp, data)
-      if mode_from is None and os.path.isfile(path):
-        mode_from = path  # The file it replaces: its mode stays, as `cp`'s.
       if mode_from is not None:
         shutil.copymode(mode_from, temp)
       else:

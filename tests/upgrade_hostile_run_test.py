@@ -145,59 +145,6 @@ class ReportPathTest(parameterized.TestCase):
         reader.wait()
 
 
-class ReplacedModesTest(parameterized.TestCase):
-  """What the command replaces keeps its permissions, as `cp` onto it does.
-
-  The report and an empty `--outtree` are written beside their path and
-  renamed over it: the new file or directory took the umask's mode, so a
-  report the user kept private (0600) or read-only (0444) became 0644, and
-  an empty `--outtree` made 0750 for a group became 0755.
-  """
-
-  @parameterized.parameters(0o600, 0o444, 0o640)
-  def test_existing_report_keeps_its_mode(self, mode):
-    with tempfile.TemporaryDirectory() as root:
-      tree = _small_tree(root)
-      report = os.path.join(root, "report.txt")
-      with open(report, "w") as f:
-        f.write("an old report\n")
-      os.chmod(report, mode)
-      proc = subprocess.run(_command(*_run_args(root, tree, False)),
-                            cwd=root, env=_env(), capture_output=True,
-                            timeout=120)
-      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
-      with open(report) as f:
-        self.assertIn("Before you run it", f.read())
-      self.assertEqual(os.stat(report).st_mode & 0o7777, mode)
-
-  def test_new_report_takes_the_umask(self):
-    with tempfile.TemporaryDirectory() as root:
-      tree = _small_tree(root)
-      proc = subprocess.run(
-          _command(*_run_args(root, tree, False)), cwd=root, env=_env(),
-          capture_output=True, timeout=120,
-          preexec_fn=lambda: os.umask(0o027))
-      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
-      self.assertEqual(
-          os.stat(os.path.join(root, "report.txt")).st_mode & 0o7777, 0o640)
-      self.assertEqual(
-          os.stat(os.path.join(root, "out")).st_mode & 0o7777, 0o750)
-
-  @parameterized.parameters(0o750, 0o700, 0o2775)
-  def test_existing_empty_outtree_keeps_its_mode(self, mode):
-    with tempfile.TemporaryDirectory() as root:
-      tree = _small_tree(root)
-      out = os.path.join(root, "out")
-      os.mkdir(out)
-      os.chmod(out, mode)
-      proc = subprocess.run(_command(*_run_args(root, tree, False)),
-                            cwd=root, env=_env(), capture_output=True,
-                            timeout=120)
-      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
-      self.assertLen(os.listdir(out), 3)
-      self.assertEqual(os.stat(out).st_mode & 0o7777, mode)
-
-
 class InputCrashTest(parameterized.TestCase):
   """A file whose conversion raises: a message, not a traceback."""
 
