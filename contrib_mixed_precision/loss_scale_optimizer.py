@@ -66,38 +66,90 @@ def _variable_dtype(var) -> Optional[tf.DType]:
     return None
 
 
+_SCALE_RANGE_HEAD = ("LossScaleOptimizer scales the loss and unscales the "
+                     "gradients in float32, as TF 1.15 did, and float32 "
+                     "cannot hold the loss scale returned by ")
+_SCALE_RANGE_FIX = ("Return a float32 scale from get_loss_scale(), between "
+                    "2**-126 (the smallest normal float32: TensorFlow's CPU "
+                    "kernels flush smaller ones to 0) and the largest "
+                    "float32 (about 3.4e38), e.g. `tf.constant(2.0**15)`.")
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 2**-126
+
+
 def _scale_out_of_range(source, value, as_float32) -> ValueError:
   """The error for a scale float32 cannot hold (see `_float32_range_checked`)."""
-  consequence = ("no step would train: each gradient would be multiplied by "
-                 "1/Inf = 0 (NaN where it is Inf)" if as_float32 == "Inf" else
-                 "every step would be skipped: the loss would be multiplied "
-                 "by 0 and each gradient by 1/0 = Inf")
+  if as_float32 == "0":
+    consequence = ("every step would be skipped: the loss would be "
+                   "multiplied by 0 and each gradient by 1/0 = Inf")
+  else:
+    consequence = ("no step would train: each gradient would be multiplied "
+                   "by 1/Inf = 0 (NaN where it is Inf)")
   return ValueError(
       "{}{}: {}. As float32 it would be {}, and {}. {}".format(
           _SCALE_RANGE_HEAD, source, value, as_float32, consequence,
           _SCALE_RANGE_FIX))
 
 
-_SCALE_RANGE_HEAD = ("LossScaleOptimizer scales the loss and unscales the "
-                     "gradients in float32, as TF 1.15 did, and float32 "
-                     "cannot hold the loss scale returned by ")
-_SCALE_RANGE_FIX = ("Return a float32 scale from get_loss_scale(), between "
-                    "2**-149 and the largest float32 (about 3.4e38), e.g. "
-                    "`tf.constant(2.0**15)`.")
+def _is_wide(loss_scale) -> bool:
+  """Whether `loss_scale` is a float64 tensor or variable."""
+  return ((tf.is_tensor(loss_scale) or isinstance(loss_scale, tf.Variable))
+          and tf.as_dtype(loss_scale.dtype).base_dtype == tf.float64)
+
+
+def _check_host_scale(value, source: str) -> None:
+  """Raises `_scale_out_of_range` if float32 cannot hold host `value`.
+
+  `value`: a Python or NumPy number, a NumPy array, or an eager tensor's
+  `.numpy()`. Anything NumPy cannot read as float64 is left to TensorFlow.
+  """
+  try:
+    with np.errstate(all="ignore"):
+      wide = np.asarray(value, dtype=np.float64)
+  except OverflowError:  # A Python int past float64's range.
+    text = repr(value)
+    if len(text) > 40:
+      text = "{}... ({} digits)".format(text[:12], len(text))
+    raise _scale_out_of_range(source, text,
+                              "-Inf" if value < 0 else "Inf") from None
+  except (TypeError, ValueError):
+    return
+  with np.errstate(all="ignore"):
+    narrow = wide.astype(np.float32)
+  lost = (np.isfinite(wide) & (wide != 0) &
+          ~(np.isfinite(narrow) & (np.abs(narrow) >= _FLOAT32_TINY)))
+  if not np.any(lost):
+    return
+  bad = wide[lost].flat[0] if wide.ndim else wide.item()
+  if isinstance(value, (numbers.Real, np.number)) and not isinstance(
+      value, np.ndarray):
+    text = repr(value.item() if isinstance(value, np.number) else value)
+    if isinstance(value, np.number):
+      text += " ({})".format(value.dtype)
+  else:
+    text = "{!r} (in a float64 array of shape {})".format(float(bad),
+                                                           list(wide.shape))
+  if abs(bad) < 1:  # Below float32's normals.
+    as_float32 = "0"
+  else:
+    as_float32 = "-Inf" if bad < 0 else "Inf"
+  raise _scale_out_of_range(source, text, as_float32)
 
 
 def _float32_range_checked(loss_scale, source: str):
   """`loss_scale`, refused if float32 would turn it into 0 or an infinity.
 
   Only a wider scale can leave float32's range: a float64 tensor or
-  variable, or a Python or NumPy number. A finite, nonzero one that float32
-  would round to 0 (2**-200) or to an infinity (2**200) is an error, as a
-  ValueError now for a number or an eager tensor, and in a graph as an
+  variable, or a Python or NumPy number or array. A finite, nonzero one
+  that float32 would round to an infinity (2**200), or below float32's
+  normals (2**-200; TensorFlow's CPU kernels flush float32 subnormals to 0)
+  is an error: a ValueError now for a number, an array, an eager tensor or
+  a graph constant, and for any other graph tensor (a variable's read) an
   `InvalidArgumentError` from an `Assert` that the read of the scale waits
-  for, so nothing is applied. XLA has no `Assert`: inside
-  `tf.function(jit_compile=True)` a float64 scale is only cast. Any other
-  scale, float32 ones included (every built-in manager's), is returned as
-  it came, and costs no op.
+  for (`_apply_or_skip` holds the step back on it too), so nothing is
+  applied. XLA has no `Assert`: inside `tf.function(jit_compile=True)` a
+  float64 variable's scale is only cast. Any other scale, float32 ones
+  included (every built-in manager's), is returned as it came, and costs
+  no op.
 
   Args:
     loss_scale: What the manager's `get_loss_scale()` returned.
@@ -106,41 +158,35 @@ def _float32_range_checked(loss_scale, source: str):
   Returns:
     `loss_scale`, or for a float64 tensor or variable its float32 value.
   """
-  if isinstance(loss_scale, (numbers.Real, np.number)):
-    if isinstance(loss_scale, np.number):
-      shown = "{!r} ({})".format(loss_scale.item(), loss_scale.dtype)
-    else:
-      shown = repr(loss_scale)
-      if len(shown) > 40:
-        shown = "{}... ({} digits)".format(shown[:12], len(shown))
-    try:
-      wide = np.float64(loss_scale)
-    except OverflowError:
-      raise _scale_out_of_range(source, shown, "Inf") from None
-    with np.errstate(over="ignore", under="ignore"):
-      narrow = np.float32(wide)
-    if np.isfinite(wide) and wide != 0 and not (np.isfinite(narrow) and
-                                                narrow != 0):
-      raise _scale_out_of_range(source, shown, "Inf" if narrow else "0")
+  if isinstance(loss_scale, (numbers.Real, np.number, np.ndarray)):
+    _check_host_scale(loss_scale, source)
     return loss_scale
-  dtype = getattr(loss_scale, "dtype", None)
-  if (not (tf.is_tensor(loss_scale) or isinstance(loss_scale, tf.Variable))
-      or tf.as_dtype(dtype).base_dtype != tf.float64):
+  if not _is_wide(loss_scale):
     return loss_scale
   wide = tf.convert_to_tensor(loss_scale)  # One read of a variable.
   narrow = tf.cast(wide, tf.float32)
   if tf.executing_eagerly():
-    _float32_range_checked(wide.numpy(), source)
+    _check_host_scale(wide.numpy(), source)
+    return narrow
+  static = tf.get_static_value(wide)
+  if static is not None:
+    # Known now: said now. (Grappler would fold a constant's read, and the
+    # `Assert`'s control edge with it, so that an apply could run before
+    # the error.)
+    _check_host_scale(static, source)
     return narrow
   if _tf_compat.in_xla_context():
     return narrow  # XLA drops an `Assert` (with a warning at each compile).
+  # Finite and nonzero, but infinite or below the normals (or flushed to
+  # 0) as float32; compared in float64, where no subnormal is flushed.
   lost = tf.logical_and(
       tf.logical_and(tf.math.is_finite(wide), tf.not_equal(wide, 0)),
-      tf.logical_not(tf.logical_and(tf.math.is_finite(narrow),
-                                    tf.not_equal(narrow, 0))))
+      tf.logical_not(tf.logical_and(
+          tf.math.is_finite(narrow),
+          tf.abs(tf.cast(narrow, tf.float64)) >= _FLOAT32_TINY)))
   # A bare `Assert`: `tf.debugging.Assert` would add a `tf.cond` around it.
   check = tf.raw_ops.Assert(
-      condition=tf.logical_not(lost),
+      condition=tf.logical_not(tf.reduce_any(lost)),
       data=[_SCALE_RANGE_HEAD + source + ":", wide,
             "As float32 it would be 0 or Inf. " + _SCALE_RANGE_FIX],
       name="loss_scale_in_float32_range")
@@ -595,8 +641,14 @@ class LossScaleOptimizer(_V1Optimizer):
       advance_on_skip = self._advance_global_step_on_skip
     # This step's scale, read before the manager's update below, in every
     # mode: `opt.loss_scale` is the scale the step used, never the next.
-    loss_scale = _read_once(self._loss_scale_manager.get_loss_scale(),
-                            self._scale_source())
+    raw_scale = self._loss_scale_manager.get_loss_scale()
+    loss_scale = _read_once(raw_scale, self._scale_source())
+    if not tf.executing_eagerly() and _is_wide(raw_scale):
+      # The read's range check holds the whole step back, not only the
+      # update below: gradients that did not come through this step's
+      # `compute_gradients` (fed, a tape's) have not waited for it.
+      with tf.control_dependencies([loss_scale]):
+        is_finite = tf.identity(is_finite)
     self.finite_grads = is_finite
     self.loss_scale = loss_scale
     if tf.executing_eagerly():

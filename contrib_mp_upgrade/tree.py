@@ -444,8 +444,9 @@ class _Workers:
     if code is not None and code < 0 and -code in set(signal.Signals):
       how = "killed by {}".format(signal.Signals(-code).name)
     (held,) = [i for p, i in busy.values() if p is process] or [None]
-    what = "" if held is None else " while converting {} ({})".format(
-        names[held], _size(len(sources[held])))
+    what = "A worker process" if held is None else (
+        "The worker process converting {} ({})".format(
+            names[held], _size(len(sources[held]))))
     if len(self._processes) > 1:
       advice = ("If the machine ran out of memory, run again with "
                 "`--jobs 1`, which converts one file at a time; if it keeps "
@@ -457,16 +458,14 @@ class _Workers:
     else:
       advice = ("If the machine ran out of memory (libcst takes about 800 "
                 "bytes of memory per byte of a file it converts), free "
-                "memory or run on a machine with more, or move that file "
-                "out of --intree to convert the rest.")
-    raise UpgradeError(
-        "A worker process converting the tree was {}{}; nothing was "
-        "written. {}".format(how, what, advice))
+                "memory, or convert that file on a machine with more.")
+    raise UpgradeError("{} was {}; nothing was written. {}".format(
+        what, how, advice))
 
 
 def _size(count: int) -> str:
   """A byte count for people: `1.6 MB`, `40 KB`."""
-  if count >= 1e6:
+  if round(count / 1e3) >= 1000:
     return "{:.1f} MB".format(count / 1e6)
   return "{} KB".format(max(1, round(count / 1e3)))
 
@@ -526,8 +525,8 @@ def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
                        "permissions.".format(infile, describe_os_error(e)))
   entry = _code_entry(name, infile, data)
   if entry.result is None:
-    entry.result = rewrite.upgrade_source(entry.source, contrib_to_slim)
-    entry.output = entry.result.new_source
+    # A large file goes to a worker process, as in a tree (`_ALONE_BYTES`).
+    upgrade_all([entry], contrib_to_slim=contrib_to_slim)
   plan.entries.append(entry)
   _settle_notebooks(plan.entries)
   return plan

@@ -331,10 +331,22 @@ MUTANTS = (
            (_LSO_T + "::LossScaleOptimizerGradientsTest",),
            "a trainable scale variable's copy stops minimize's gradients"),
     Mutant("O10", _LSO,
-           "      condition=tf.logical_not(lost),",
+           "      condition=tf.logical_not(tf.reduce_any(lost)),",
            "      condition=tf.constant(True),",
            ("tests/unscale_function_hostile_test.py::WideScaleTest",),
            "a float64 scale float32 cannot hold is used as 0 or Inf"),
+    Mutant("O11", _LSO,
+           "        is_finite = tf.identity(is_finite)",
+           "        pass",
+           ("tests/unscale_function_hostile_test.py::WideScaleTest",),
+           "a refused scale stops the update but not the apply of gradients "
+           "that did not come from compute_gradients"),
+    Mutant("O12", _LSO,
+           "  static = tf.get_static_value(wide)",
+           "  static = None",
+           ("tests/unscale_function_hostile_test.py::WideScaleTest",),
+           "a constant float64 scale is checked only when the step runs, "
+           "where Grappler folds the check's control edge away"),
     # -- sync_replicas.py
     Mutant("R03", _SR,
            "  if isinstance(opt, tf.compat.v1.train.SyncReplicasOptimizer):",

@@ -14,6 +14,7 @@ ones). Not repeated from unscale_test.py / unscale_hostile_test.py.
 """
 
 import ast
+import contextlib
 import gc
 import subprocess
 import sys
@@ -813,13 +814,124 @@ class WideScaleTest(tf.test.TestCase, parameterized.TestCase):
     value = (tf.Variable(scale, dtype=tf.float64) if variable else scale)
     opt = _opt(_Scale(value, tf.float64))
     coeffs = (model.cw, model.cb, model.cs, model.ce)
-    error = ValueError if mode == "eager" else tf.errors.InvalidArgumentError
+    # A constant is refused as the step is built; a variable's value when
+    # the step runs.
+    error = (tf.errors.InvalidArgumentError
+             if mode == "function" and variable else ValueError)
     with self.assertRaisesRegex(error, r"(?s)float32.*_Scale\.get_loss_scale"
                                 r".*" + "{:g}".format(scale)[:5]):
       _run_step(model, opt, coeffs, mode)
     _assert_values(self, model.values(), model.initial())
 
-  @parameterized.parameters(2.0**-200, np.float64(2.0**-200), 10**400)
+  @parameterized.parameters(("graph", "fed"), ("graph", "tape"),
+                            ("graph", "changed"), ("function", "tape"),
+                            ("function", "changed"))
+  def test_gradients_from_elsewhere_are_not_applied(self, mode, source):
+    # `apply_gradients` reads the scale again; its check must hold back the
+    # apply, not only the manager's update, when the gradients did not come
+    # from this step's `compute_gradients` (fed ones, accumulated; a
+    # tape's; or computed at a scale the manager has since changed).
+
+    class ChangingScale(_Scale):
+      """Returns float32 4 on its first call, float64 2**-200 after."""
+
+      def get_loss_scale(self):
+        self.calls = getattr(self, "calls", 0) + 1
+        if source == "changed" and self.calls == 1:
+          return tf.constant(4.0)
+        return bad_scale.read_value()
+
+    graph = tf.Graph() if mode == "graph" else None
+    with (graph.as_default() if graph else contextlib.nullcontext()):
+      w = tf.compat.v1.Variable(tf.ones([4]), name="w", use_resource=True)
+      # A variable: a constant would be refused as the step is built.
+      bad_scale = tf.compat.v1.Variable(2.0**-200, dtype=tf.float64,
+                                        trainable=False, use_resource=True)
+      opt = mp.LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(0.1),
+                                  ChangingScale(None))
+
+      def step():
+        if source == "tape":
+          with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(w * w)
+          grads = [(tape.gradient(loss, w), w)]
+        else:
+          grads = opt.compute_gradients(lambda: tf.reduce_sum(w * w), [w])
+        return grads, opt.apply_gradients(grads)
+
+      if mode == "graph":
+        grads, train_op = step()
+        with tf.compat.v1.Session(graph=graph) as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          feed = ({grads[0][0]: np.ones([4], np.float32)}
+                  if source == "fed" else None)
+          with self.assertRaisesRegex(tf.errors.InvalidArgumentError,
+                                      "float32"):
+            sess.run(train_op, feed)
+          self.assertAllEqual(sess.run(w), np.ones([4]))
+      else:
+        with self.assertRaisesRegex(tf.errors.InvalidArgumentError,
+                                    "float32"):
+          tf.function(lambda: step()[1] and None)()
+        self.assertAllEqual(w.numpy(), np.ones([4]))
+
+  @parameterized.product(mode=("graph", "function", "eager"),
+                         scale=(2.0**-127, 2.0**-149, 2.0**-150))
+  def test_below_float32_normals(self, mode, scale):
+    # TensorFlow's CPU casts flush float32 subnormals to 0: a float64 scale
+    # below 2**-126 became 0, and every step was skipped.
+    model = _Model()
+    coeffs = (model.cw, model.cb, model.cs, model.ce)
+    opt = _opt(_Scale(scale, tf.float64))
+    with self.assertRaisesRegex(ValueError, "2\\*\\*-126"):
+      if mode == "graph":
+        with tf.Graph().as_default():
+          w = tf.compat.v1.Variable([1.0, 2.0])
+          train_op = opt.minimize(tf.reduce_sum(w * w))
+          with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(train_op)
+      else:
+        _run_step(model, opt, coeffs, mode)
+    _assert_values(self, model.values(), model.initial())
+
+  @parameterized.product(mode=("graph", "function", "eager"),
+                         value=([8.0], [2.0**-200]))
+  def test_float64_scale_of_shape_one(self, mode, value):
+    # [8.0] trained in a graph before the range check, which must not
+    # refuse it; [2**-200] must be refused in every mode.
+    bad = value[0] < 1
+    error = ValueError  # A constant: refused as the step is built.
+    graph = tf.Graph() if mode == "graph" else None
+    with (graph.as_default() if graph else contextlib.nullcontext()):
+      w = tf.compat.v1.Variable([1.0, 2.0], name="w", use_resource=True)
+      opt = _opt(_Scale(value, tf.float64))
+      if mode == "graph":
+        with tf.compat.v1.Session(graph=graph) as sess:
+          with (self.assertRaisesRegex(error, "float32") if bad else
+                contextlib.nullcontext()):
+            train_op = opt.minimize(tf.reduce_sum(w * w))
+          sess.run(tf.compat.v1.global_variables_initializer())
+          if not bad:
+            sess.run(train_op)
+          got = sess.run(w)
+      else:
+        step = lambda: opt.minimize(lambda: tf.reduce_sum(w * w)) and None
+        with (self.assertRaisesRegex(error, "float32") if bad else
+              contextlib.nullcontext()):
+          (tf.function(step) if mode == "function" else step)()
+        got = w.numpy()
+    self.assertAllEqual(got, [1.0, 2.0] if bad else [-1.0, -2.0])
+
+  def test_negative_overflow_says_minus_inf(self):
+    model = _Model()
+    with self.assertRaisesRegex(ValueError, "would be -Inf"):
+      _run_step(model, _opt(_Scale(-(2.0**200), tf.float64)),
+                (model.cw, model.cb, model.cs, model.ce), "eager")
+
+  @parameterized.parameters(
+      (2.0**-200,), (np.float64(2.0**-200),), (10**400,),
+      (np.array(2.0**-200),), (np.array([2.0**-200]),))
   def test_python_and_numpy_numbers(self, scale):
     # A Python float 2**-200 used to become a float32 0 without a word; a
     # Python int past float64's range raised TF's conversion error.
@@ -843,15 +955,21 @@ class WideScaleTest(tf.test.TestCase, parameterized.TestCase):
     _run_step(model, _opt(_Scale(scale, tf.float64)), coeffs, "eager")
     _assert_values(self, model.values(), model.expected(*coeffs))
 
-  @parameterized.parameters(2.0**200, 2.0**-200)
-  def test_graph_session(self, scale):
+  @parameterized.product(scale=(2.0**200, 2.0**-200), variable=(False, True))
+  def test_graph_session(self, scale, variable):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable([1.0, 2.0], name="w")
-      opt = _opt(_Scale(scale, tf.float64))
+      value = (tf.compat.v1.Variable(scale, dtype=tf.float64,
+                                     trainable=False) if variable else scale)
+      opt = _opt(_Scale(value, tf.float64))
+      message = r"(?s)float32.*_Scale\.get_loss_scale"
+      if not variable:  # A constant: refused as the step is built.
+        with self.assertRaisesRegex(ValueError, message):
+          opt.minimize(tf.reduce_sum(w * w))
+        return
       train_op = opt.minimize(tf.reduce_sum(w * w))
       with tf.compat.v1.Session() as sess:
         sess.run(tf.compat.v1.global_variables_initializer())
-        with self.assertRaisesRegex(tf.errors.InvalidArgumentError,
-                                    r"(?s)float32.*_Scale\.get_loss_scale"):
+        with self.assertRaisesRegex(tf.errors.InvalidArgumentError, message):
           sess.run(train_op)
         self.assertAllEqual(sess.run(w), [1.0, 2.0])

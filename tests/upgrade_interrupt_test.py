@@ -271,9 +271,9 @@ class WorkerDiesTest(_CommandTest):
     # worker has converted everything.
     self.assertLess(time.monotonic() - start, _PROMPT_S + 2)
     self.assertEqual(proc.returncode, 1, err)
-    self.assertIn("worker process converting the tree was killed by "
-                  "SIGKILL", err)
-    self.assertIn("; nothing was written", err)
+    self.assertRegex(err, r"(A worker process|The worker process converting "
+                     r"\S+ \(\d+ KB\)) was killed by SIGKILL; nothing was "
+                     r"written")
     self.assertNotIn("Traceback", err)
     self.assertEqual(sorted(os.listdir(root)), ["in"])
     self.assertEqual(_listing(tree), before)
@@ -291,8 +291,8 @@ class WorkerDiesTest(_CommandTest):
       os.kill(putil.workers(proc.pid)[0], signal.SIGKILL)
       err = self._check_ended(proc, root, tree, before)
       # The file it held is named.
-      self.assertRegex(err, r"killed by SIGKILL while converting "
-                       r"model_\d+/layer_\d+\.py \(\d+ KB\); nothing")
+      self.assertRegex(err, r"The worker process converting "
+                       r"model_\d+/layer_\d+\.py \(\d+ KB\) was killed")
 
   def test_a_worker_killed_while_it_waits_for_work(self):
     # One long file and two short ones: one worker converts the long file
@@ -355,8 +355,9 @@ class OutOfMemoryTest(_CommandTest):
   the command down with it, with nothing of ours on stderr.
   """
 
-  @parameterized.parameters([["--jobs", "1"]], [[]])
-  def test_a_file_too_large_for_the_memory(self, jobs):
+  @parameterized.parameters(["tree", "--jobs", "1"], ["tree"], ["file"],
+                            ["file", "--dry_run"])
+  def test_a_file_too_large_for_the_memory(self, how, *extra):
     with tempfile.TemporaryDirectory() as root:
       tree = os.path.join(root, "in")
       # One file of 1.6 MB that uses the API: libcst takes about 1.3 GB.
@@ -370,9 +371,14 @@ class OutOfMemoryTest(_CommandTest):
       env = dict(os.environ, PYTHONPATH=os.pathsep.join(
           [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
       limit = 600 << 20  # Enough to start; a fraction of the parse.
+      if how == "tree":
+        args = ["--intree", tree, "--outtree", os.path.join(root, "out")]
+      else:
+        args = ["--infile", os.path.join(tree, name)]
+        if not extra:
+          args += ["--outfile", os.path.join(root, "out.py")]
       proc = subprocess.run(
-          [sys.executable, "-m", "contrib_mp_upgrade", "--intree", tree,
-           "--outtree", os.path.join(root, "out")] + jobs,
+          [sys.executable, "-m", "contrib_mp_upgrade"] + args + list(extra),
           cwd=root, env=env, capture_output=True, timeout=300,
           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
                                                 (limit, limit)))
@@ -381,7 +387,8 @@ class OutOfMemoryTest(_CommandTest):
       last = err.strip().splitlines()[-1]
       self.assertTrue(last.startswith("contrib-mp-upgrade: "), err)
       self.assertIn("nothing was written", last)
-      self.assertIn("converting {} (1.6 MB)".format(name), last)
+      self.assertIn("converting {}{} (1.6 MB) was killed by SIGABRT".format(
+          "" if how == "tree" else os.path.join(tree, ""), name), last)
       self.assertIn("memory", last)
       self.assertNotIn("--jobs 1", last)  # It was the only process.
       self.assertNotIn("Traceback", err)
