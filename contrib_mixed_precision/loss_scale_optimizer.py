@@ -76,7 +76,12 @@ _SCALE_RANGE_FIX = ("Return a float32 scale from get_loss_scale(), between "
 _FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 2**-126
 
 
-def _scale_out_of_range(source, value, as_float32) -> ValueError:
+def _scale_source(manager) -> str:
+  """Who returned the scale, for the messages: `Manager.get_loss_scale()`."""
+  return "{}.get_loss_scale()".format(type(manager).__name__)
+
+
+def _scale_out_of_range(manager, value, as_float32) -> ValueError:
   """The error for a scale float32 cannot hold (see `_float32_range_checked`)."""
   if as_float32 == "0":
     consequence = ("every step would be skipped: the loss would be "
@@ -86,7 +91,8 @@ def _scale_out_of_range(source, value, as_float32) -> ValueError:
                    "by 1/Inf = 0 (NaN where it is Inf)")
   return ValueError(
       "{}{}: {}. As float32 it would be {}, and {}. {}".format(
-          _SCALE_RANGE_HEAD, source, value, as_float32, consequence,
+          _SCALE_RANGE_HEAD, _scale_source(manager), value, as_float32,
+          consequence,
           _SCALE_RANGE_FIX))
 
 
@@ -96,7 +102,7 @@ def _is_wide(loss_scale) -> bool:
           and tf.as_dtype(loss_scale.dtype).base_dtype == tf.float64)
 
 
-def _check_host_scale(value, source: str) -> None:
+def _check_host_scale(value, manager) -> None:
   """Raises `_scale_out_of_range` if float32 cannot hold host `value`.
 
   `value`: a Python or NumPy number, a NumPy array, or an eager tensor's
@@ -109,7 +115,7 @@ def _check_host_scale(value, source: str) -> None:
     text = repr(value)
     if len(text) > 40:
       text = "{}... ({} digits)".format(text[:12], len(text))
-    raise _scale_out_of_range(source, text,
+    raise _scale_out_of_range(manager, text,
                               "-Inf" if value < 0 else "Inf") from None
   except (TypeError, ValueError):
     return
@@ -120,11 +126,10 @@ def _check_host_scale(value, source: str) -> None:
   if not np.any(lost):
     return
   bad = wide[lost].flat[0] if wide.ndim else wide.item()
-  if isinstance(value, (numbers.Real, np.number)) and not isinstance(
-      value, np.ndarray):
-    text = repr(value.item() if isinstance(value, np.number) else value)
-    if isinstance(value, np.number):
-      text += " ({})".format(value.dtype)
+  if isinstance(value, np.number):
+    text = "{!r} ({})".format(value.item(), value.dtype)
+  elif isinstance(value, numbers.Real):
+    text = repr(value)
   else:
     text = "{!r} (in a float64 array of shape {})".format(float(bad),
                                                            list(wide.shape))
@@ -132,10 +137,10 @@ def _check_host_scale(value, source: str) -> None:
     as_float32 = "0"
   else:
     as_float32 = "-Inf" if bad < 0 else "Inf"
-  raise _scale_out_of_range(source, text, as_float32)
+  raise _scale_out_of_range(manager, text, as_float32)
 
 
-def _float32_range_checked(loss_scale, source: str):
+def _float32_range_checked(loss_scale, manager):
   """`loss_scale`, refused if float32 would turn it into 0 or an infinity.
 
   Only a wider scale can leave float32's range: a float64 tensor or
@@ -153,27 +158,27 @@ def _float32_range_checked(loss_scale, source: str):
 
   Args:
     loss_scale: What the manager's `get_loss_scale()` returned.
-    source: Who returned it, for the message.
+    manager: Who returned it, named in the message.
 
   Returns:
     `loss_scale`, or for a float64 tensor or variable its float32 value.
   """
   if isinstance(loss_scale, (numbers.Real, np.number, np.ndarray)):
-    _check_host_scale(loss_scale, source)
+    _check_host_scale(loss_scale, manager)
     return loss_scale
   if not _is_wide(loss_scale):
     return loss_scale
   wide = tf.convert_to_tensor(loss_scale)  # One read of a variable.
   narrow = tf.cast(wide, tf.float32)
   if tf.executing_eagerly():
-    _check_host_scale(wide.numpy(), source)
+    _check_host_scale(wide.numpy(), manager)
     return narrow
   static = tf.get_static_value(wide)
   if static is not None:
     # Known now: said now. (Grappler would fold a constant's read, and the
     # `Assert`'s control edge with it, so that an apply could run before
     # the error.)
-    _check_host_scale(static, source)
+    _check_host_scale(static, manager)
     return narrow
   if _tf_compat.in_xla_context():
     return narrow  # XLA drops an `Assert` (with a warning at each compile).
@@ -187,14 +192,14 @@ def _float32_range_checked(loss_scale, source: str):
   # A bare `Assert`: `tf.debugging.Assert` would add a `tf.cond` around it.
   check = tf.raw_ops.Assert(
       condition=tf.logical_not(tf.reduce_any(lost)),
-      data=[_SCALE_RANGE_HEAD + source + ":", wide,
+      data=[_SCALE_RANGE_HEAD + _scale_source(manager) + ":", wide,
             "As float32 it would be 0 or Inf. " + _SCALE_RANGE_FIX],
       name="loss_scale_in_float32_range")
   with tf.control_dependencies([check]):
     return tf.identity(narrow)
 
 
-def _read_once(loss_scale, source: str = "get_loss_scale()") -> tf.Tensor:
+def _read_once(loss_scale, manager=None) -> tf.Tensor:
   """This step's scale: one float32 read that both of its uses share.
 
   The loss is multiplied by it and the gradients by its reciprocal. Two
@@ -208,9 +213,9 @@ def _read_once(loss_scale, source: str = "get_loss_scale()") -> tf.Tensor:
   buffer (copy on write).
 
   A scale float32 cannot hold is refused (`_float32_range_checked`): the
-  message names `source`.
+  message names `manager`, which returned it.
   """
-  loss_scale = _float32_range_checked(loss_scale, source)
+  loss_scale = _float32_range_checked(loss_scale, manager)
   # `tf.cast` returns a float32 variable itself, unread.
   loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
   if tf.executing_eagerly() or loss_scale.op.type in ("ReadVariableOp",
@@ -499,7 +504,7 @@ class LossScaleOptimizer(_V1Optimizer):
       gradient stays None, and an `IndexedSlices` gradient stays sparse.
     """
     loss_scale = _read_once(self._loss_scale_manager.get_loss_scale(),
-                            self._scale_source())
+                            self._loss_scale_manager)
     grads_and_vars = self._opt.compute_gradients(
         unscale.scaled_loss(loss, loss_scale),
         var_list=var_list,
@@ -508,10 +513,6 @@ class LossScaleOptimizer(_V1Optimizer):
         colocate_gradients_with_ops=colocate_gradients_with_ops,
         grad_loss=grad_loss)
     return self._down_scale(grads_and_vars, loss_scale)
-
-  def _scale_source(self) -> str:
-    """Who returns the scale, for `_read_once`'s messages."""
-    return "{}.get_loss_scale()".format(type(self._loss_scale_manager).__name__)
 
   def _down_scale(self, grads_vars, loss_scale):
     """Divides each gradient by `loss_scale` (TF 1.15 API, kept for subclasses).
@@ -642,7 +643,7 @@ class LossScaleOptimizer(_V1Optimizer):
     # This step's scale, read before the manager's update below, in every
     # mode: `opt.loss_scale` is the scale the step used, never the next.
     raw_scale = self._loss_scale_manager.get_loss_scale()
-    loss_scale = _read_once(raw_scale, self._scale_source())
+    loss_scale = _read_once(raw_scale, self._loss_scale_manager)
     if not tf.executing_eagerly() and _is_wide(raw_scale):
       # The read's range check holds the whole step back, not only the
       # update below: gradients that did not come through this step's

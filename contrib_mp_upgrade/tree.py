@@ -300,9 +300,11 @@ def upgrade_all(entries: List[Entry],
 
   A file that cannot use the API is read with the standard library's
   parser, in this process. The others go through libcst, which is about
-  30 times slower, on every core when there are enough of them. Worker
-  processes are started fresh ("spawn"): the caller may be a process with
-  threads (TensorFlow's), which a fork could deadlock.
+  30 times slower, on every core when there are enough of them, and in one
+  worker process even with `jobs=1` when a file is large enough to run the
+  process out of memory (`_ALONE_BYTES`). Worker processes are started
+  fresh ("spawn"): the caller may be a process with threads (TensorFlow's),
+  which a fork could deadlock.
 
   Args:
     entries: The entries; each has `source` set.
@@ -444,6 +446,8 @@ class _Workers:
     if code is not None and code < 0 and -code in set(signal.Signals):
       how = "killed by {}".format(signal.Signals(-code).name)
     (held,) = [i for p, i in busy.values() if p is process] or [None]
+    pending = sorted(names[i] for i in
+                     list(queue) + [i for _, i in busy.values()])
     what = "A worker process" if held is None else (
         "The worker process converting {} ({})".format(
             names[held], _size(len(sources[held]))))
@@ -451,10 +455,8 @@ class _Workers:
       advice = ("If the machine ran out of memory, run again with "
                 "`--jobs 1`, which converts one file at a time; if it keeps "
                 "happening, one of the files not yet converted is the "
-                "cause: {}{}.".format(
-                    ", ".join(sorted(names[i] for i in list(queue) + [
-                        i for _, i in busy.values()])[:5]),
-                    ", ..." if len(queue) + len(busy) > 5 else ""))
+                "cause: {}{}.".format(", ".join(pending[:5]),
+                                      ", ..." if len(pending) > 5 else ""))
     else:
       advice = ("If the machine ran out of memory (libcst takes about 800 "
                 "bytes of memory per byte of a file it converts), free "

@@ -325,8 +325,8 @@ def _old_ops():
   # pylint: disable=protected-access
   saved = lso_lib._read_once, skip_decision._finite_squares_suffice
 
-  def read_once(loss_scale, source=None):
-    del source  # Only the package's float32 scales are benchmarked.
+  def read_once(loss_scale, manager=None):
+    del manager  # Only the package's float32 scales are benchmarked.
     loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
     if tf.executing_eagerly():
       return loss_scale
