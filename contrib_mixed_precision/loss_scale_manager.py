@@ -211,6 +211,27 @@ def _check_tf_loss_scale(loss_scale) -> None:
         source.format("multiplier"))
 
 
+def _scale_tensor(loss_scale) -> tf.Tensor:
+  """The fixed scale as a float32 tensor of the current context."""
+  return tf.convert_to_tensor(float(loss_scale), dtype=tf.float32)
+
+
+def _reachable(tensor) -> bool:
+  """Whether `tensor` can be used in the current context.
+
+  An eager tensor, eagerly or inside a `tf.function` (which captures it);
+  a graph tensor, in its graph or in a function built inside it.
+  """
+  if not tf.is_symbolic_tensor(tensor):
+    return tf.executing_eagerly() or _tf_compat.is_building_function()
+  graph = tf.compat.v1.get_default_graph()
+  while graph is not None:
+    if graph is tensor.graph:
+      return True
+    graph = getattr(graph, "outer_graph", None)
+  return False
+
+
 class FixedLossScaleManager(LossScaleManager):
   """Loss scale that never changes, as in TF 1.15.
 
@@ -246,6 +267,7 @@ class FixedLossScaleManager(LossScaleManager):
         hint="Pass a number such as 2**15; 1 means no scaling.")
     # TF 1.15 kept the number itself in `_loss_scale`; subclasses read it.
     self._loss_scale = loss_scale
+    self._scale_tensor = _scale_tensor(loss_scale)
     with _quiet_tf_deprecations():
       self._loss_scale_object = tf.compat.v1.mixed_precision.FixedLossScale(
           value)
@@ -255,6 +277,7 @@ class FixedLossScaleManager(LossScaleManager):
     manager = cls.__new__(cls)
     manager._loss_scale = fixed_loss_scale.get_config()["loss_scale_value"]  # pylint: disable=protected-access
     manager._loss_scale_object = fixed_loss_scale  # pylint: disable=protected-access
+    manager._scale_tensor = _scale_tensor(manager._loss_scale)  # pylint: disable=protected-access
     return manager
 
   @property
@@ -263,7 +286,19 @@ class FixedLossScaleManager(LossScaleManager):
     return self._loss_scale_object
 
   def get_loss_scale(self) -> tf.Tensor:
-    """Returns the fixed scale as a scalar float32 tensor."""
+    """Returns the fixed scale as a scalar float32 tensor.
+
+    The tensor the constructor made, as TF 1.15 returned it, wherever that
+    tensor can be used: in its own graph, or captured into a `tf.function`
+    (an eager one always is). Grappler folds a constant made inside a
+    function into the gradients' constant multiplies, and a captured
+    tensor it does not, so the two give other bits. Elsewhere (another
+    graph, where TF 1.15 failed: Estimator rebuilds graphs) a constant of
+    that graph.
+    """
+    tensor = getattr(self, "_scale_tensor", None)
+    if tensor is not None and _reachable(tensor):
+      return tensor
     return tf.convert_to_tensor(float(self._loss_scale), dtype=tf.float32)
 
   def update_loss_scale(self, finite_grads):

@@ -11,13 +11,17 @@ tensors, uses it instead of checking them again. Any gradient the caller
 replaced in between (clipped, all-reduced) is a new tensor and is checked
 as before, so the decision is the same in every case.
 
-Four ways, each where it was measured fastest (docs/performance.md):
+Every gradient is multiplied alone by the reciprocal of the scale, cast
+to its dtype, exactly as TF 1.15's `_down_scale` built it, and an
+`IndexedSlices` gradient is made dense first, as that multiply made it in
+TF 1.15, unless the optimizer was asked to keep it sparse. Grappler
+rewrites a graph by its shape, so TF 1.15's graph shape is the one that
+gives TF 1.15's numbers (DESIGN.md, contract 15). Four ways to run those
+multiplies, each where it was measured fastest (docs/performance.md):
 
-* Graph mode: a multiply per gradient, by the scale's reciprocal cast once
-  per dtype; four or more small gradients of one dtype, shape and device
-  are one stack, one multiply and one unstack instead (`_times`), the same
-  bits in fewer ops. The check stays in `apply_gradients`. On a CPU, TF's own
-  kernels beat an XLA-fused unscale and check for every shape measured.
+* Graph mode: the multiplies; the check stays in `apply_gradients`. On a
+  CPU, TF's own kernels beat an XLA-fused unscale and check for every shape
+  measured.
 * `tf.function`: the same multiplies, and the check beside them
   (`_unscale_and_check`): its sums of squares read the gradients of the
   scaled loss, so the executor runs them while the multiplies run
@@ -42,7 +46,6 @@ auto-clustering (`global_jit_level`) fuses the unscale and the check on a
 GPU, and sees the feeds.
 """
 
-import math
 from typing import Any, List, Sequence
 
 import tensorflow as tf
@@ -74,9 +77,13 @@ def scaled_loss(loss, loss_scale):
 
 
 def _reciprocals(loss_scale):
-  """`inv(dtype)`: `1 / loss_scale` in float32, cast once per dtype."""
-  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, tf.float32))
-  inv_by_dtype = {tf.float32: inv_loss_scale}
+  """`inv(dtype)`: `1 / loss_scale` in the scale's dtype, cast to `dtype`.
+
+  As TF 1.15's `_down_scale`: one reciprocal of the scale as it came (a
+  float64 scale's in float64), cast once per gradient dtype.
+  """
+  inv_loss_scale = tf.math.reciprocal(loss_scale)
+  inv_by_dtype = {inv_loss_scale.dtype.base_dtype: inv_loss_scale}
 
   def inv(dtype):
     if dtype not in inv_by_dtype:
@@ -86,83 +93,47 @@ def _reciprocals(loss_scale):
   return inv
 
 
-def unscaled(grads: Sequence[Any], loss_scale,
-             stack: bool = True) -> List[Any]:
+def unscaled(grads: Sequence[Any], loss_scale) -> List[Any]:
   """`grads` (no None among them) each multiplied by `1 / loss_scale`.
 
   One reciprocal, cast once per gradient dtype; an `IndexedSlices` gradient
-  has its values multiplied and stays sparse. With `stack=False`, a
-  multiply per gradient even in a graph (`_times`).
+  has its values multiplied and stays sparse (`unscale` makes it dense
+  first unless asked to keep it sparse).
   """
-  return _times(grads, _reciprocals(loss_scale), stack)
+  return _times(grads, _reciprocals(loss_scale))
 
 
-# In a graph, dense gradients of one dtype, shape and device are unscaled
-# together from this many on: stacked, multiplied once and unstacked, three
-# ops where there were this many multiplies (each op costs the executor, or
-# a GPU a kernel launch, whatever its size).
-_GROUP_MIN_GRADIENTS = 4
-# A stack holds at most this many elements, so only gradients of at most a
-# quarter of it are stacked. Members next to each other in the variable
-# list (whose gradients backprop finishes at about the same time) go
-# together: a stack waits for few gradients, and its copy and multiply stay
-# small enough that TF does not split them across threads.
-_STACK_MAX_ELEMENTS = 1 << 14
-
-
-def _group_key(grad):
-  """What gradients unscaled together share, or None for one of its own.
-
-  Dense graph tensors of a fully defined shape group by dtype, shape and
-  device (only small ones make stacks: see `_times`). The stack takes no
-  device of its own, as the multiplies took none: the placer puts it where
-  it put them.
-  """
-  if (isinstance(grad, tf.IndexedSlices) or not tf.is_symbolic_tensor(grad) or
-      not grad.shape.is_fully_defined()):
-    return None
-  # as_list(): under disable_v2_behavior() a shape's entries are Dimension
-  # objects, which cannot be dict keys.
-  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), grad.device
-
-
-def _times(grads, inv, stack=True):
+def _times(grads, inv):
   """Each of `grads` times `inv(its dtype)` (IndexedSlices: its values).
 
-  In a graph, small gradients of one dtype, shape and device
-  (`_group_key`), `_GROUP_MIN_GRADIENTS` or more, are stacked, multiplied
-  once and unstacked, neighbours in the list together, at most
-  `_STACK_MAX_ELEMENTS` elements a stack: each element gets the same
-  multiply by the same scalar, so every result is the same to the bit.
-  Eagerly each gradient is its own multiply: a stack and an unstack would
-  be dispatches too. `stack=False` makes every gradient its own multiply.
+  One multiply per gradient, as TF 1.15 built it. Grappler's arithmetic
+  optimizer folds that multiply into the chain of constant multiplies
+  that produced the gradient, and the folded product can round, or
+  overflow in float16, differently from the product taken in another
+  order. Any other grouping of the same multiplies (a stack, a concat)
+  blocks the fold: TF 1.15's graph is the judge (DESIGN.md, contract 15).
   """
-  stack = stack and not tf.executing_eagerly()
-  result = [None] * len(grads)
-  groups = {}
-  for i, g in enumerate(grads):
-    key = _group_key(g) if stack else None
-    if key is not None:
-      groups.setdefault(key, []).append(i)
-    elif isinstance(g, tf.IndexedSlices):
+  result = []
+  for g in grads:
+    if isinstance(g, tf.IndexedSlices):
       values = g.values * inv(g.values.dtype.base_dtype)
-      result[i] = tf.IndexedSlices(values, g.indices, g.dense_shape)
+      result.append(tf.IndexedSlices(values, g.indices, g.dense_shape))
     else:
-      result[i] = g * inv(g.dtype.base_dtype)
-  for (dtype, shape, _), members in groups.items():
-    size = max(1, math.prod(shape))
-    per_stack = max(1, _STACK_MAX_ELEMENTS // size)
-    for start in range(0, len(members), per_stack):
-      chunk = members[start:start + per_stack]
-      if len(chunk) < _GROUP_MIN_GRADIENTS:
-        for i in chunk:
-          result[i] = grads[i] * inv(dtype)
-        continue
-      stacked = tf.stack([grads[i] for i in chunk])
-      for i, unscaled_grad in zip(
-          chunk, tf.unstack(stacked * inv(dtype), num=len(chunk))):
-        result[i] = unscaled_grad
+      result.append(g * inv(g.dtype.base_dtype))
   return result
+
+
+def densified(grads: Sequence[Any]) -> List[Any]:
+  """`grads` with every `IndexedSlices` converted to a dense tensor.
+
+  TF 1.15's `_down_scale` computed `g * cast(1 / scale)`, and a tensor
+  multiplying an `IndexedSlices` converts it (duplicate rows summed), so
+  the inner optimizer took its dense update: Momentum, RMSProp and Adam
+  then move rows a batch did not touch. The conversion is TF's own, warning
+  as TF 1.15 did when the table is large.
+  """
+  return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g
+          for g in grads]
 
 
 def _unscale_and_check(grads, loss_scale):
@@ -254,20 +225,25 @@ def _fusable(grad) -> bool:
           grad.dtype.base_dtype.is_floating)
 
 
-def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
+def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
+            keep_sparse: bool = False) -> List[Any]:
   """`unscaled(grads, loss_scale)`, remembering their finiteness if it is free.
 
   Args:
     grads: Gradients of the scaled loss: tensors or IndexedSlices, no None.
-    loss_scale: The scalar float32 scale the loss was multiplied by.
+    loss_scale: The scalar floating tensor the loss was multiplied by (its
+      reciprocal is taken in its own dtype, as TF 1.15 took it).
     xla: Unscale and check dense floating gradients in one XLA-compiled
       pass, eagerly and in a `tf.function`.
+    keep_sparse: Keep `IndexedSlices` gradients sparse (their values
+      unscaled). By default they are made dense first, as TF 1.15 made them
+      (`densified`).
 
   Returns:
     The unscaled gradients, in order. Their finiteness is remembered
     (`skip_decision.remember_finite`) when it was computed with them.
   """
-  grads = list(grads)
+  grads = list(grads) if keep_sparse else densified(grads)
   if xla and _flag_can_follow():
     dense = [g for g in grads if _fusable(g)]
     if dense:
@@ -282,10 +258,9 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False) -> List[Any]:
       return [next(fused) if _fusable(g) else next(others) for g in grads]
   if (tf.executing_eagerly() and
       len(grads) >= skip_decision.EAGER_COMPILE_MIN_GRADIENTS):
-    # A tensor, so that a Python number (a subclass may pass one) does not
-    # make a trace per value.
+    # A tensor, so that a Python number does not make a trace per value.
     result, flag = _unscale_and_check_compiled(
-        grads, tf.cast(loss_scale, tf.float32))
+        grads, tf.convert_to_tensor(loss_scale))
     skip_decision.remember_finite(result, flag)
     return result
   if not tf.executing_eagerly() and _flag_can_follow():

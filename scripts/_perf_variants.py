@@ -16,8 +16,8 @@ import tensorflow as tf
 
 import contrib_mixed_precision as cmp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
-from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import step_scale
 from contrib_mixed_precision import unscale as unscale_lib
 
 # ---------------------------------------------------------------------------
@@ -179,10 +179,15 @@ def switch_skip(is_finite, apply_fn, cond_scope):
 
 
 class VariantLSO(cmp.LossScaleOptimizer):
-  """LossScaleOptimizer with a swappable check, skip and unscale."""
+  """LossScaleOptimizer with a swappable check, skip and unscale.
 
-  def __init__(self, opt, manager, check="sum", skip="cond", unscale="mul"):
-    super().__init__(opt, manager)
+  `keep_sparse` is the package's `keep_sparse_gradients`: False, the exact
+  default, makes an `IndexedSlices` gradient dense in the unscale.
+  """
+
+  def __init__(self, opt, manager, check="sum", skip="cond", unscale="mul",
+               keep_sparse=False):
+    super().__init__(opt, manager, keep_sparse_gradients=keep_sparse)
     self._check = check
     self._skip = skip
     self._unscale = unscale
@@ -323,21 +328,20 @@ def _old_ops():
   place, is not restored: one op.)
   """
   # pylint: disable=protected-access
-  saved = lso_lib._read_once, skip_decision._finite_squares_suffice
+  saved = step_scale._snapshot, skip_decision._finite_squares_suffice
 
-  def read_once(loss_scale, manager=None):
-    del manager  # Only the package's float32 scales are benchmarked.
-    loss_scale = tf.convert_to_tensor(tf.cast(loss_scale, tf.float32))
+  def snapshot(scale):
     if tf.executing_eagerly():
-      return loss_scale
-    return tf.raw_ops.Snapshot(input=loss_scale)
+      return scale
+    with scale.graph.gradient_override_map({"Snapshot": "Identity"}):
+      return tf.raw_ops.Snapshot(input=scale)
 
-  lso_lib._read_once = read_once
+  step_scale._snapshot = snapshot
   skip_decision._finite_squares_suffice = lambda dtype: -1
   try:
     yield
   finally:
-    lso_lib._read_once, skip_decision._finite_squares_suffice = saved
+    step_scale._snapshot, skip_decision._finite_squares_suffice = saved
 
 
 def _all_finite_ops_before(grads, scaled=None, inverse=None):
@@ -503,38 +507,6 @@ def _concat_small_lso(inner):
       _concat_small)
 
 
-def _unscale_with(name, value):
-  """The package with `unscale.<name>` set to `value`, as a variant.
-
-  Eagerly, in a compiled step of its own: a trace is shared by every
-  caller, and the package's was made with the package's settings.
-  """
-  compiled = _own_unscale_and_check()
-
-  @contextlib.contextmanager
-  def patch():
-    # pylint: disable=protected-access
-    saved = (getattr(unscale_lib, name),
-             unscale_lib._unscale_and_check_compiled)
-    setattr(unscale_lib, name, value)
-    unscale_lib._unscale_and_check_compiled = compiled
-    try:
-      yield
-    finally:
-      (value_before, unscale_lib._unscale_and_check_compiled) = saved
-      setattr(unscale_lib, name, value_before)
-
-  return lambda inner: _PatchedLSO(
-      inner, cmp.ExponentialUpdateLossScaleManager(2.0**15, 10**9), patch)
-
-
-# The package with every gradient its own multiply, as before small
-# gradients of one shape were stacked (a group too large to reach), and
-# with each group one stack, however many elements it holds.
-_each_unscaled_lso = _unscale_with("_GROUP_MIN_GRADIENTS", 1 << 62)
-_stack_all_lso = _unscale_with("_STACK_MAX_ELEMENTS", 1 << 62)
-
-
 class _CompileAllLSO(cmp.LossScaleOptimizer):
   """The package with every eager step's unscale and check compiled.
 
@@ -610,9 +582,11 @@ def _unlocked(inner):
 
 VARIANTS = {
     # TF 1.15 contrib's check (sparse gradients densified), with the
-    # package's skip and unscaling: what the check alone cost on sparse
-    # gradients. scripts/benchmark.py times it on every embedding case.
-    "tf115_check": _variant(check="tf115_dense"),
+    # package's skip and the sparse opt-in's unscale, which leaves the
+    # gradients sparse for the check to densify: what the check alone
+    # costs on sparse gradients. scripts/benchmark.py times it on every
+    # embedding case.
+    "tf115_check": _variant(check="tf115_dense", keep_sparse=True),
     # Checks, with the package's cond skip.
     "chk_exact": _variant(check="exact"),
     "chk_flat": _variant(check="flat"),
@@ -660,12 +634,6 @@ VARIANTS = {
     # sums of squares of their concatenation, and small gradients alone
     # checked exactly however many.
     "concat_small": _concat_small_lso,
-    # The package's unscale before small gradients of one shape were
-    # multiplied as one stacked tensor: a multiply per gradient.
-    "each_unscaled": _each_unscaled_lso,
-    # The package with a group of small gradients in one stack however many
-    # elements it holds.
-    "stack_all": _stack_all_lso,
     # The package's check with the tf.cond skip it used before.
     "core_tfcond": _variant(check="core", skip="tfcond"),
 }
@@ -675,8 +643,9 @@ def _check_skip_semantics():
   """A NaN step must leave every variable, slot and step untouched."""
   import numpy as np  # pylint: disable=g-import-not-at-top
   failures = 0
-  for name in ("tf115_check", "chk_flat", "chk_exact", "chk_concat", "chk_hybrid", "skip_v1cond",
-               "skip_switch1", "hybrid_switch1", "hx_cond", "hx_switch1"):
+  for name in ("tf115_check", "chk_flat", "chk_exact", "chk_concat",
+               "chk_hybrid", "skip_v1cond", "skip_switch1", "hybrid_switch1",
+               "hx_cond", "hx_switch1"):
     with tf.Graph().as_default():
       w = tf.compat.v1.Variable(np.ones((3, 3), np.float32), name="w")
       b = tf.compat.v1.Variable(np.ones((3,), np.float32), name="b")

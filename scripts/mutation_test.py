@@ -5,15 +5,19 @@
 A small runner of our own (mutmut and cosmic-ray re-import TensorFlow for
 every mutant of every line, which takes hours here). `MUTANTS` lists
 hand-written mutants of skip_decision.py, loss_scale.py,
-loss_scale_optimizer.py, sync_replicas.py and _validation.py: each is a
-snippet of a module, what it becomes, and the fast tests that should fail.
+loss_scale_optimizer.py, step_scale.py, unscale.py, sync_replicas.py,
+_tf_compat.py and _validation.py: each is a snippet of a module, what it
+becomes, and the fast tests that should fail. A mutant that changes a
+number is judged by TF 1.15's optimizer (tests/tf115_reference.py, through
+the tests that compare with it), never by the package itself.
 
 The repository is copied once to a temporary directory; each mutant is
 applied to that copy only (never to the working tree, which other processes
 import), the named tests run there with the given interpreter, and the
 file is restored. A mutant is killed when its tests fail (or time out);
-it survives when they pass. The score counts the four modules of the
-step (`SCORED`); _validation.py's mutants are reported apart.
+it survives when they pass. The score counts the six modules of the
+step (`SCORED`); _validation.py's and _tf_compat.py's mutants are reported
+apart.
 
 Not part of CI: a whole run takes about 15 minutes on 2 cores.
 tests/mutation_list_test.py checks that every snippet still occurs exactly
@@ -48,8 +52,9 @@ _SR = "contrib_mixed_precision/sync_replicas.py"
 _VAL = "contrib_mixed_precision/_validation.py"
 _UN = "contrib_mixed_precision/unscale.py"
 _TFC = "contrib_mixed_precision/_tf_compat.py"
+_STEP = "contrib_mixed_precision/step_scale.py"
 # The modules the score is given for.
-SCORED = (_SD, _LS, _LSO, _SR, _UN)
+SCORED = (_SD, _LS, _LSO, _SR, _UN, _STEP)
 
 _EAGER = "tests/eager_compiled_test.py"
 _DUP = "tests/duplicate_sum_test.py"
@@ -63,6 +68,24 @@ _THREADS = ("tests/policy_property_test.py::ConcurrentStepsTest::"
 _LSO_T = "tests/loss_scale_optimizer_test.py"
 _LST = "tests/loss_scale_test.py"
 _SHARED = "tests/shared_manager_test.py"
+# TF 1.15's optimizer as the judge (DESIGN.md, contract 15): fast cases of
+# tf115_oracle_test.py, and the unscale's own in unscale_oracle_test.py.
+_DEFECTS = "tests/tf115_oracle_test.py::Issue41DefectsTest::"
+_ODD_SCALE = (_DEFECTS + "test_small_variables_of_one_shape_"
+              "graph-many_small_sin-float32-sgd-fixed_3.0-5")
+_DENSE_UPDATE = tuple(
+    _DEFECTS + "test_embedding_gradient_takes_the_dense_update_"
+    "{}-embedding-float32-momentum-fixed_128-4".format(mode)
+    for mode in ("graph", "function", "eager"))
+_WIDE_SCALE = (_DEFECTS + "test_trainable_scale_variable_is_trained_as_"
+               "tf115_trained_it_graph-mlp-float32-momentum-"
+               "trainable_float64_3.0-3")
+_CROSS_FUNCTION = ("tests/tf115_oracle_test.py::CrossSectionTest::"
+                   "test_model_matches_oracle_function")
+_XLA_ORACLE = "tests/unscale_oracle_test.py::XlaUnscaleTest"
+_F64_ORACLE = "tests/unscale_oracle_test.py::Float64VariablesTest"
+_USABLE = "tests/step_scale_test.py::UsableScaleTest"
+_REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -87,9 +110,9 @@ MUTANTS = (
            (_EAGER, _UNSCALE), "the check after the unscale (compiled eager "
            "steps, functions) drops IndexedSlices"),
     Mutant("O01", _LSO,
-           "        grads, loss_scale, xla=getattr(self, \"_xla_unscale\", "
+           "        keep_sparse=getattr(self, \"_keep_sparse_gradients\", "
            "False)))\n",
-           "        grads, loss_scale, xla=getattr(self, \"_xla_unscale\", "
+           "        keep_sparse=getattr(self, \"_keep_sparse_gradients\", "
            "False)))\n"
            "    return list(zip(list(unscaled) + [None],\n"
            "                    [v for _, v in grads_vars]))\n",
@@ -116,21 +139,6 @@ MUTANTS = (
            "        fast = tf.logical_and(fast, tf.abs(inverse) >= 0)",
            (_UNSCALE,), "the scaled gradients' total is trusted for a scale "
            "below 1, where the unscale can overflow"),
-    Mutant("U05", _UN,
-           "          chunk, tf.unstack(stacked * inv(dtype), num=len(chunk))):",
-           "          reversed(chunk),\n"
-           "          tf.unstack(stacked * inv(dtype), num=len(chunk))):",
-           (_UNSCALE,), "a stacked group's unscaled gradients go back in the "
-           "wrong order"),
-    Mutant("U06", _UN,
-           "  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), grad.device",
-           "  return grad.dtype.base_dtype, tuple(grad.shape.as_list()), ''",
-           (_UNSCALE,), "gradients of two devices are stacked together"),
-    Mutant("U08", _UN,
-           "    per_stack = max(1, _STACK_MAX_ELEMENTS // size)",
-           "    per_stack = len(members)",
-           (_UNSCALE,), "a group is one stack however many elements it "
-           "holds"),
     Mutant("T01", _TFC,
            "  return str(getattr(graph, \"name\", \"\")).startswith("
            "\"wrapped_function\")",
@@ -283,11 +291,10 @@ MUTANTS = (
            (_THREADS,), "the update does not wait for its lock"),
     # -- loss_scale_optimizer.py
     Mutant("O02", _UN,
+           "  inv_loss_scale = tf.math.reciprocal(loss_scale)\n",
            "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
-           "tf.float32))\n  inv_by_dtype",
-           "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
-           "tf.float16))\n  inv_by_dtype",
-           (_APPLIED,), "the reciprocal is taken in float16"),
+           "tf.float16))\n",
+           (_ODD_SCALE,), "the reciprocal is taken in float16"),
     Mutant("O03", _LSO,
            "    skip, apply = tf.raw_ops.Switch(data=is_finite, "
            "pred=is_finite)",
@@ -318,35 +325,95 @@ MUTANTS = (
            "  return loss * tf.cast(loss_scale, loss.dtype.base_dtype)\n",
            "  return loss\n",
            (_APPLIED,), "a graph loss tensor is not scaled"),
-    Mutant("O08", _LSO,
-           "    return tf.raw_ops.Snapshot(input=loss_scale)",
-           "    return loss_scale",
+    Mutant("O11", _LSO,
+           "        is_finite = tf.identity(is_finite)",
+           "        pass",
+           ("tests/unscale_function_hostile_test.py::WideScaleTest::"
+            "test_gradients_from_elsewhere_are_not_applied",),
+           "a refused scale stops the update but not the apply of gradients "
+           "that did not come from compute_gradients"),
+    # -- step_scale.py (moved from loss_scale_optimizer.py by issue 41)
+    Mutant("O08", _STEP,
+           "    return tf.raw_ops.Snapshot(input=scale)",
+           "    return scale",
            (_LSO_T + "::StepLossScaleTest",),
            "the step's scale is not copied: a ref read "
            "aliases the variable"),
-    Mutant("O09", _LSO,
-           "  with loss_scale.graph.gradient_override_map("
+    Mutant("O09", _STEP,
+           "  with scale.graph.gradient_override_map("
            "{\"Snapshot\": \"Identity\"}):",
            "  if True:",
            (_LSO_T + "::LossScaleOptimizerGradientsTest",),
            "a trainable scale variable's copy stops minimize's gradients"),
-    Mutant("O10", _LSO,
-           "      condition=tf.logical_not(tf.reduce_any(lost)),",
+    Mutant("O10", _STEP,
+           "      condition=tf.logical_and(tf.equal(tf.size(scale), 1),\n"
+           "                               tf.reduce_all(usable)),",
            "      condition=tf.constant(True),",
-           ("tests/unscale_function_hostile_test.py::WideScaleTest",),
-           "a float64 scale float32 cannot hold is used as 0 or Inf"),
-    Mutant("O11", _LSO,
-           "        is_finite = tf.identity(is_finite)",
-           "        pass",
-           ("tests/unscale_function_hostile_test.py::WideScaleTest",),
-           "a refused scale stops the update but not the apply of gradients "
-           "that did not come from compute_gradients"),
-    Mutant("O12", _LSO,
-           "  static = tf.get_static_value(wide)",
-           "  static = None",
-           ("tests/unscale_function_hostile_test.py::WideScaleTest",),
-           "a constant float64 scale is checked only when the step runs, "
+           (_REFUSED,), "a variable's unusable scale (0, NaN, a float32 "
+           "subnormal) is used"),
+    Mutant("O12", _STEP,
+           "    static = tf.get_static_value(scale)",
+           "    static = None",
+           (_REFUSED,),
+           "a constant unusable scale is checked only when the step runs, "
            "where Grappler folds the check's control edge away"),
+    # -- Issue 41: mutants that change the numbers and not the op count
+    # (or not by much), and the two bugs no test before the oracle saw.
+    # TF 1.15's optimizer (tests/tf115_reference.py) judges each.
+    Mutant("N01", _UN,
+           "      result.append(g * inv(g.dtype.base_dtype))",
+           "      result.append(inv(g.dtype.base_dtype) * g)",
+           (_ODD_SCALE,), "the unscale's multiply takes its operands in "
+           "the other order"),
+    Mutant("N02", _UN,
+           "      inv_by_dtype[dtype] = tf.cast(inv_loss_scale, dtype)",
+           "      inv_by_dtype[dtype] = tf.math.reciprocal("
+           "tf.cast(loss_scale, dtype))",
+           (_F64_ORACLE,), "the scale is cast to each gradient's dtype and "
+           "its reciprocal taken there (a float64 gradient gets float64's "
+           "1/3, not float32's)"),
+    Mutant("N03", _UN,
+           "    u = g * inv\n",
+           "    u = g / tf.math.reciprocal(inv)\n",
+           (_XLA_ORACLE,), "the XLA unscale divides by the scale instead of "
+           "multiplying by its reciprocal"),
+    Mutant("N04", _UN,
+           "  grads = list(grads) if keep_sparse else densified(grads)",
+           "  grads = list(grads)",
+           _DENSE_UPDATE[:1] + _DENSE_UPDATE[2:],
+           "an IndexedSlices gradient stays sparse by default: the inner "
+           "optimizer takes its sparse update"),
+    Mutant("N05", _UN,
+           "  inv_loss_scale = tf.math.reciprocal(loss_scale)\n",
+           "  inv_loss_scale = tf.math.reciprocal(tf.cast(loss_scale, "
+           "tf.float32))\n",
+           (_WIDE_SCALE, _F64_ORACLE), "a float64 scale's reciprocal is "
+           "taken in float32"),
+    Mutant("N06", _UN,
+           "    flags.append(tf.reduce_all(tf.math.is_finite(u)))",
+           "    flags.append(tf.reduce_all(tf.math.is_finite(g)))",
+           (_XLA_ORACLE,), "the XLA unscale's flag reads the scaled "
+           "gradient: below a scale of 1, an unscaled -inf is applied"),
+    Mutant("N07", _STEP,
+           "  if narrow < _FLOAT32_TINY:",
+           "  if narrow <= _FLOAT32_TINY:",
+           (_USABLE,), "2**-126, the smallest normal float32, is refused "
+           "as a scale known when the step is built"),
+    Mutant("N08", _STEP,
+           "tf.cast(narrow, tf.float64) >= _FLOAT32_TINY))",
+           "tf.cast(narrow, tf.float64) > _FLOAT32_TINY))",
+           (_USABLE,), "2**-126, the smallest normal float32, is refused "
+           "as a variable's scale when the step runs"),
+    Mutant("N09", _STEP,
+           "  tensor = tf.convert_to_tensor(value)\n",
+           "  tensor = tf.cast(tf.convert_to_tensor(value), tf.float32)\n",
+           (_WIDE_SCALE, _F64_ORACLE), "a float64 scale is made float32 "
+           "as it is read (the package before issue 41)"),
+    Mutant("N10", _UN,
+           "        return value * tf.cast(loss_scale, value.dtype.base_dtype)",
+           "        return tf.cast(loss_scale, value.dtype.base_dtype) * value",
+           (_CROSS_FUNCTION,), "a callable loss is scaled with the operands "
+           "in the other order"),
     # -- sync_replicas.py
     Mutant("R03", _SR,
            "  if isinstance(opt, tf.compat.v1.train.SyncReplicasOptimizer):",

@@ -78,7 +78,7 @@ class ApiTest(tf.test.TestCase):
     self.assertEqual(
         list(inspect.signature(mp.LossScaleOptimizer.__init__).parameters),
         ["self", "opt", "loss_scale_manager", "advance_global_step_on_skip",
-         "xla_unscale"])
+         "xla_unscale", "keep_sparse_gradients"])
     self.assertEqual(
         list(inspect.signature(mp.FixedLossScaleManager.__init__).parameters),
         ["self", "loss_scale"])

@@ -13,20 +13,25 @@ import sys
 import tempfile
 import unittest
 
+from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPT = os.path.join(_REPO, "scripts", "benchmark.py")
+_PAIR_SCRIPT = os.path.join(_REPO, "scripts", "benchmark_pair.py")
 # Every case the issue asks for: four model shapes, every mode, the build.
 _CASES = tuple("{}_{}".format(model, mode)
                for model in ("mlp", "emb", "attn")
                for mode in ("graph", "graph_v1", "function", "eager")) + (
                    "small_graph", "small_build")
-_CONFIGS = ("bare", "barrier", "unscale_floor", "lso_exp", "lso_fixed",
-            "tf_mp")
-# TF 1.15's densifying check, timed on the sparse-gradient cases.
-_EXTRA_CONFIGS = {"emb": ("tf115_check",)}
+_CONFIGS = ("bare", "barrier", "unscale_floor", "tf115", "lso_exp",
+            "lso_fixed", "tf_mp")
+# The sparse opt-in and TF 1.15's densifying check, timed on the
+# sparse-gradient cases only.
+_EXTRA_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check")}
+# Distances from these (medians and paired), and also paired from tf_mp.
+_REFERENCES = ("tf115", "unscale_floor", "barrier")
 
 
 def _configs(case):
@@ -43,18 +48,18 @@ def _benchmark():
   return benchmark
 
 
-def _run(*args):
+def _run(*args, script=_SCRIPT):
   env = dict(os.environ)
   # The installed package wins when there is one; the checkout otherwise.
   env["PYTHONPATH"] = os.pathsep.join(
       p for p in (env.get("PYTHONPATH"), _REPO) if p)
   env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-  return subprocess.run([sys.executable, _SCRIPT] + list(args), env=env,
+  return subprocess.run([sys.executable, script] + list(args), env=env,
                         capture_output=True, text=True, timeout=600,
                         check=False)
 
 
-class BenchmarkTest(tf.test.TestCase):
+class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
 
   @classmethod
   def setUpClass(cls):
@@ -70,6 +75,7 @@ class BenchmarkTest(tf.test.TestCase):
     self.assertEqual(result.returncode, 0, result.stderr)
     self.assertIn("--quick", result.stdout)
     self.assertIn("--json", result.stdout)
+    self.assertIn("--configs", result.stdout)
 
   def test_quick_run_succeeds(self):
     self.assertEqual(self._result.returncode, 0, self._result.stderr[-3000:])
@@ -80,22 +86,29 @@ class BenchmarkTest(tf.test.TestCase):
     for case in _CASES:
       for config in _configs(case):
         self.assertRegex(out, r"(?m)^{}\s+{}\s".format(case, config))
-    # One goal line per timed case, against unscale_floor, a summary, and
-    # the load the figures were taken at.
+    # One goal line per timed case, against tf115 (TF 1.15's step), a line
+    # for the sparse opt-in where it runs, a summary, and the load the
+    # figures were taken at.
     goals = out[out.index("goals (lso_exp)"):]
     for case in _CASES:
-      self.assertRegex(goals, r"(?m)^{}\s+.*over unscale_floor [+-]\d".format(
-          case))
-      self.assertRegex(goals, r"(?m)^{}\s+.*over barrier [+-]\d".format(
-          case))
+      self.assertRegex(goals, r"(?m)^{}\s+.*over tf115 [+-]\d.*"
+                       r"over barrier [+-]\d".format(case))
+      sparse = r"(?m)^{}\s+lso_exp_sparse: ".format(case)
+      if "lso_exp_sparse" in _configs(case):
+        self.assertRegex(goals, sparse + r"over lso_exp [+-]\d.*; faster: "
+                         r"(yes|no|not resolved).*over unscale_floor [+-]\d"
+                         r".*over tf115 [+-]\d")
+      else:
+        self.assertNotRegex(goals, sparse)
     verdict = r"(met|not met|not resolved)"
     self.assertRegex(goals, r"(?m)^summary: below tf_mp .* in \d+ of 13 timed "
                      r"step cases, goal at least 10 of the 13: " + verdict)
     summary = [l for l in goals.splitlines() if l.startswith("summary:")]
     self.assertLen(summary, 1)
-    for family in (r"graph/graph_v1 at most \+2 over unscale_floor",
+    for family in (r"graph/graph_v1 at most \+2 over tf115",
                    r"function at most \+3", r"eager at most \+5",
-                   r"small_build at most 1\.03 x bare"):
+                   r"small_build at most 1\.03 x bare",
+                   r"lso_exp_sparse faster than lso_exp"):
       self.assertRegex(summary[0], family + " in every case: " + verdict)
     self.assertRegex(out, r"load at the end \d")
 
@@ -119,23 +132,25 @@ class BenchmarkTest(tf.test.TestCase):
         if case != "small_build":
           # Every timed step must have applied: skipped steps do less work.
           self.assertEqual(row["skipped_steps"], 0, (case, config))
-        for ref in ("unscale_floor", "barrier"):
+        for ref in _REFERENCES:
           for key in ("points_over_", "cpu_points_over_"):
             self.assertTrue(math.isfinite(row[key + ref]),
                             (case, config, key + ref))
         # Paired points (median, 95% CI) over the floor and the references.
-        for ref in ("unscale_floor", "barrier", "tf_mp"):
+        for ref in _REFERENCES + ("tf_mp",):
           for key in ("paired_points_over_", "cpu_paired_points_over_"):
             paired = row[key + ref]
             self.assertTrue(math.isfinite(paired["median"]),
                             (case, config, key + ref))
             self.assertIn("ci95", paired)
         self.assertIn("ci95", row["paired_ratio_to_bare"])
-      for ref in ("unscale_floor", "barrier"):
+      for ref in _REFERENCES:
         self.assertEqual(rows[ref]["points_over_" + ref], 0.0)
         self.assertEqual(rows[ref]["paired_points_over_" + ref]["median"],
                          0.0)
-    for config in ("lso_exp", "lso_fixed", "tf_mp"):
+    self.assertEqual(report["settings"]["configs"],
+                     list(_CONFIGS) + list(_EXTRA_CONFIGS["emb"]))
+    for config in ("tf115", "lso_exp", "lso_fixed", "tf_mp"):
       self.assertGreater(report["results"]["small_build"][config]["ops"],
                          0)
     # The barrier adds one NoOp to the bare graph, and nothing else; the
@@ -303,31 +318,6 @@ class BenchmarkTest(tf.test.TestCase):
         loss_fn, var_list=variables)
     self._assert_same_gradients([g for g, _ in bare], [g for g, _ in floor])
 
-  def _assert_same_gradients(self, expected, actual):
-    self.assertLen(actual, len(expected))
-    for e, a in zip(expected, actual):
-      # tf.IndexedSlices, or the IndexedSlicesValue a Session returns.
-      if hasattr(e, "indices"):
-        self.assertIsInstance(a, type(e))
-        np.testing.assert_array_equal(np.asarray(a.indices),
-                                      np.asarray(e.indices))
-        e, a = e.values, a.values
-      np.testing.assert_array_equal(np.asarray(a), np.asarray(e))
-
-
-def _control_ancestors(op):
-  """Every op `op` depends on, through data or control edges."""
-  seen, stack = set(), [op]
-  while stack:
-    current = stack.pop()
-    for parent in list(current.control_inputs) + [t.op for t in
-                                                  current.inputs]:
-      if parent not in seen:
-        seen.add(parent)
-        stack.append(parent)
-  return seen
-
-
   def test_variants_are_paired_against_the_package(self):
     # The package's old paths run beside it; each gets lso_exp minus it.
     names = ("old_ops", "old_check", "check_after_unscale", "xla_unscale",
@@ -351,6 +341,134 @@ def _control_ancestors(op):
         self.assertEqual(
             rows["lso_exp"]["paired_lso_exp_minus_this"]["median"], 0)
         self.assertTrue(math.isfinite(paired["median"]))
+
+  def test_configs_flag_times_only_those(self):
+    # bare always runs (every ratio is to it); the sparse opt-in only where
+    # a gradient is IndexedSlices; the goals read against tf115 alone.
+    path = os.path.join(self._tmp, "configs.json")
+    result = _run("--quick", "--cases", "emb_graph,mlp_graph", "--configs",
+                  "tf115,lso_exp,lso_exp_sparse", "--json", path)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    with open(path) as f:
+      report = json.load(f)
+    self.assertEqual(report["settings"]["configs"],
+                     ["bare", "tf115", "lso_exp", "lso_exp_sparse"])
+    self.assertEqual(set(report["results"]["emb_graph"]),
+                     {"bare", "tf115", "lso_exp", "lso_exp_sparse"})
+    self.assertEqual(set(report["results"]["mlp_graph"]),
+                     {"bare", "tf115", "lso_exp"})
+    for rows in report["results"].values():
+      for row in rows.values():
+        self.assertEqual(row["skipped_steps"], 0)
+        self.assertIn("paired_points_over_tf115", row)
+        self.assertNotIn("paired_points_over_unscale_floor", row)
+    goals = result.stdout[result.stdout.index("goals (lso_exp)"):]
+    self.assertRegex(goals, r"(?m)^emb_graph\s+over tf115 [+-]\d")
+    self.assertRegex(goals, r"(?m)^emb_graph\s+lso_exp_sparse: over lso_exp "
+                     r"[+-]\d.*over tf115 [+-]\d")
+    unknown = _run("--quick", "--cases", "emb_graph", "--configs",
+                   "lso_exp,lso_sparse")
+    self.assertNotEqual(unknown.returncode, 0)
+    self.assertIn("unknown configuration lso_sparse", unknown.stderr)
+
+  def test_tf115_is_the_oracle_itself(self):
+    # The floor is tests/tf115_reference.py's optimizer and manager, loaded
+    # from this clone: the very code the tests judge the package with.
+    benchmark = _benchmark()
+    factories, _ = benchmark._optimizer_factories(None)
+    oracle = os.path.join(_REPO, "tests", "tf115_reference.py")
+    with tf.Graph().as_default():
+      opt = factories["tf115"](tf.compat.v1.train.AdamOptimizer(0.1))
+      manager = opt._loss_scale_manager
+    self.assertEqual(type(opt).__name__, "LossScaleOptimizer")
+    self.assertEqual(type(manager).__name__,
+                     "ExponentialUpdateLossScaleManager")
+    # Where their code was compiled from: that file, not a copy.
+    for code in (type(opt).apply_gradients.__code__,
+                 type(manager).update_loss_scale.__code__):
+      self.assertEqual(os.path.realpath(code.co_filename),
+                       os.path.realpath(oracle))
+
+  @parameterized.parameters(False, True)
+  def test_default_dense_and_opt_in_sparse(self, v1_behaviour):
+    # The exact default and TF 1.15 apply the embedding's table densely;
+    # the sparse opt-in, the unscale floor and the bare optimizer sparsely.
+    benchmark = _benchmark()
+    factories, _ = benchmark._optimizer_factories(None)
+    model_fn = benchmark._model_fn("emb", quick=True)
+    expected = {"bare": True, "unscale_floor": True, "lso_exp_sparse": True,
+                "tf115_check": True, "lso_exp": False, "lso_fixed": False,
+                "tf115": False}
+    for name, sparse in expected.items():
+      runner = benchmark._GraphRunner(
+          model_fn, lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
+          factories[name], (1, 1), v1_behaviour=v1_behaviour, session=False)
+      graph_def = runner.graph.as_graph_def()
+      types = [n.op for n in graph_def.node]
+      for function in graph_def.library.function:
+        types.extend(n.op for n in function.node_def)
+      applies = [t for t in types if "Apply" in t]
+      self.assertLen(applies, 3, (name, applies))
+      self.assertEqual(sum("SparseApply" in t for t in applies),
+                       1 if sparse else 0, (name, v1_behaviour, applies))
+
+  def test_pair_script_compares_two_trees(self):
+    # This clone against itself (an A/A run), two alternating rounds: a
+    # ratio and an interval for every configuration both trees ran.
+    if not os.path.exists(_PAIR_SCRIPT):
+      self.skipTest("scripts/benchmark_pair.py is not shipped here")
+    help_text = _run("--help", script=_PAIR_SCRIPT)
+    self.assertEqual(help_text.returncode, 0, help_text.stderr)
+    self.assertIn("--before", help_text.stdout)
+    path = os.path.join(self._tmp, "pair.json")
+    result = _run("--before", _REPO, "--after", _REPO, "--quick",
+                  "--cases", "emb_graph", "--configs",
+                  "tf115,lso_exp,lso_exp_sparse", "--json", path,
+                  script=_PAIR_SCRIPT)
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    self.assertIn("round 2/2: after", result.stdout)
+    with open(path) as f:
+      report = json.load(f)
+    pairs = report["summary"]["emb_graph"]
+    self.assertEqual(set(pairs),
+                     {"bare", "tf115", "lso_exp", "lso_exp_sparse"})
+    for label, figures in pairs.items():
+      self.assertLen(figures["before_ms"], 2)
+      self.assertLen(figures["after_ms"], 2)
+      low, high = figures["wall"]["ci95"]
+      self.assertLessEqual(low, figures["wall"]["ratio"])
+      self.assertLessEqual(figures["wall"]["ratio"], high)
+      self.assertRegex(result.stdout,
+                       r"(?m)^emb_graph\s+{}\s+\d".format(label))
+    for machines in report["machines"]:
+      for side in ("before", "after"):
+        self.assertEqual(os.path.realpath(machines[side]["package"]),
+                         os.path.realpath(os.path.join(
+                             _REPO, "contrib_mixed_precision")))
+
+  def _assert_same_gradients(self, expected, actual):
+    self.assertLen(actual, len(expected))
+    for e, a in zip(expected, actual):
+      # tf.IndexedSlices, or the IndexedSlicesValue a Session returns.
+      if hasattr(e, "indices"):
+        self.assertIsInstance(a, type(e))
+        np.testing.assert_array_equal(np.asarray(a.indices),
+                                      np.asarray(e.indices))
+        e, a = e.values, a.values
+      np.testing.assert_array_equal(np.asarray(a), np.asarray(e))
+
+
+def _control_ancestors(op):
+  """Every op `op` depends on, through data or control edges."""
+  seen, stack = set(), [op]
+  while stack:
+    current = stack.pop()
+    for parent in list(current.control_inputs) + [t.op for t in
+                                                  current.inputs]:
+      if parent not in seen:
+        seen.add(parent)
+        stack.append(parent)
+  return seen
 
 
 if __name__ == "__main__":

@@ -323,7 +323,9 @@ class XlaEdgesTest(tf.test.TestCase, parameterized.TestCase):
 
   def _compare(self, grads):
     """(xla results, plain results, remembered flag, checked flag)."""
-    fused = unscale.unscale(grads, tf.constant(4.0), xla=True)
+    # Sparse kept sparse: the fused pass must leave it to the multiply.
+    fused = unscale.unscale(grads, tf.constant(4.0), xla=True,
+                            keep_sparse=True)
     plain = unscale.unscaled(grads, tf.constant(4.0))
     remembered = skip_decision.all_finite(fused)
     with _OldCheck():

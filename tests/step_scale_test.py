@@ -1,0 +1,236 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Tests for `step_scale`: a user's unusable loss scale is refused whole.
+
+A user's manager may return any value from `get_loss_scale()`. TF 1.15
+took it as it came: a scale of 0, NaN, False or a float32 subnormal skipped
+every step without a word, and a scale of shape [1, 1] broadcast the
+gradients to another shape. Each is refused here, in every mode, before any
+variable is touched; every usable scale trains as TF 1.15's optimizer
+(`tf115_reference`) trains with it, to the bit.
+"""
+
+import contextlib
+
+from absl.testing import parameterized
+import numpy as np
+import tensorflow as tf
+
+import contrib_mixed_precision as mp
+
+import tf115_reference
+
+MODES = ("graph", "function", "eager")
+_N_VARS = 9  # The issue's model: 8 of 9 were updated before the 9th failed.
+
+
+class _UserManager(mp.LossScaleManager):
+  """A user's manager: returns `make()`'s value, built in the step's graph.
+
+  A variable is made once; anything else anew at each call (a
+  `tf.function` traces the step more than once). TF 1.15's optimizer
+  takes the same class: it only calls the two methods.
+  """
+
+  def __init__(self, make):
+    self._make = make
+    self._variable = None
+
+  def get_loss_scale(self):
+    if self._variable is not None:
+      return self._variable
+    value = self._make()
+    if isinstance(value, tf.Variable):
+      self._variable = value
+    return value
+
+  def update_loss_scale(self, finite_grads):
+    return None if tf.executing_eagerly() else tf.no_op()
+
+  def variables(self):
+    return [] if self._variable is None else [self._variable]
+
+
+def _variables(prefix):
+  return [tf.Variable(np.linspace(0.5, 1.5, 3).astype(np.float32) + i,
+                      name="{}{}".format(prefix, i)) for i in range(_N_VARS)]
+
+
+def _loss(variables):
+  return tf.add_n([tf.reduce_sum(tf.sin(v) * 1.2345) for v in variables])
+
+
+def _train(mode, optimizers_and_variables, steps=3):
+  """Runs `steps` minimize steps of each (optimizer, variables) pair.
+
+  Returns the variables' values after the steps (or raises what a step
+  raised) and the values they had before it, as NumPy arrays.
+  """
+  graph = tf.Graph() if mode == "graph" else None
+  with (graph.as_default() if graph else contextlib.nullcontext()):
+    built = [(make_opt(), _variables("v{}_".format(k)))
+             for k, make_opt in enumerate(optimizers_and_variables)]
+
+    def step():
+      ops = []
+      for opt, variables in built:
+        if mode == "graph":
+          ops.append(opt.minimize(_loss(variables), var_list=variables))
+        else:
+          ops.append(opt.minimize(lambda v=variables: _loss(v),
+                                  var_list=variables))
+      return ops
+
+    before = None
+    if mode == "graph":
+      ops = step()
+      with tf.compat.v1.Session(graph=graph) as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        before = sess.run([v for _, vs in built for v in vs])
+        try:
+          for _ in range(steps):
+            sess.run(ops)
+        finally:
+          after = sess.run([v for _, vs in built for v in vs])
+    else:
+      before = [v.numpy() for _, vs in built for v in vs]
+      run = tf.function(lambda: step() and None) if mode == "function" else step
+      try:
+        for _ in range(steps):
+          run()
+      finally:
+        after = [v.numpy() for _, vs in built for v in vs]
+  return before, after
+
+
+def _package(make):
+  return lambda: mp.LossScaleOptimizer(
+      tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), _UserManager(make))
+
+
+def _oracle(make):
+  return lambda: tf115_reference.LossScaleOptimizer(
+      tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), _UserManager(make))
+
+
+# (name, make, known when built): known values are refused as the step is
+# built (ValueError); a variable's value when the step runs
+# (InvalidArgumentError in a graph or function, ValueError eagerly).
+_REFUSED = (
+    ("python_zero", lambda: 0.0, True),
+    ("python_negative", lambda: -4.0, True),
+    ("python_nan", lambda: float("nan"), True),
+    ("python_inf", lambda: float("inf"), True),
+    ("numpy_zero", lambda: np.float32(0.0), True),
+    ("numpy_nan", lambda: np.float64("nan"), True),
+    ("numpy_subnormal", lambda: np.float64(2.0**-130), True),
+    ("constant_zero", lambda: tf.constant(0.0), True),
+    ("constant_subnormal", lambda: tf.constant(1e-40), True),
+    ("constant_negative", lambda: tf.constant(-2.0), True),
+    ("variable_zero", lambda: tf.Variable(0.0, trainable=False), False),
+    ("variable_nan", lambda: tf.Variable(float("nan"), trainable=False),
+     False),
+    ("variable_subnormal", lambda: tf.Variable(1e-40, trainable=False),
+     False),
+    ("variable_negative", lambda: tf.Variable(-1.0, trainable=False), False),
+    ("variable_float64_huge",
+     lambda: tf.Variable(2.0**200, dtype=tf.float64, trainable=False), False),
+)
+
+
+class RefusedScaleTest(tf.test.TestCase, parameterized.TestCase):
+
+  @parameterized.product(mode=MODES, case=_REFUSED)
+  def test_refused_before_anything_is_applied(self, mode, case):
+    name, make, known = case
+    del name
+    error = (ValueError if known or mode == "eager" else
+             tf.errors.InvalidArgumentError)
+    before, after = _values_after_failure(
+        mode, make, error=error, test=self,
+        message=r"(?s)_UserManager\.get_loss_scale")
+    for b, a in zip(before, after):
+      self.assertAllEqual(b, a)
+
+  @parameterized.product(
+      mode=MODES,
+      make=(lambda: False, lambda: np.bool_(True), lambda: tf.constant(False),
+            lambda: tf.Variable(False, trainable=False)))
+  def test_a_bool_is_not_a_scale(self, mode, make):
+    with self.assertRaisesRegex(TypeError, "bool"):
+      _train(mode, [_package(make)])
+
+  @parameterized.product(
+      mode=MODES,
+      make=(lambda: tf.constant([[2.0]]), lambda: np.array([[2.0]]),
+            lambda: tf.Variable([[2.0]], trainable=False),
+            lambda: tf.constant([2.0, 2.0])))
+  def test_a_scale_of_another_shape_is_refused_whole(self, mode, make):
+    # A [1, 1] scale broadcast a lone gradient to [1, n]: eagerly 8 of 9
+    # variables were updated before the 9th apply failed.
+    before, after = _values_after_failure(mode, make, error=ValueError,
+                                          test=self, message="shape")
+    for b, a in zip(before, after):
+      self.assertAllEqual(b, a)
+
+
+def _values_after_failure(mode, make, error=Exception, test=None,
+                          message=""):
+  """The variables before and after a step with `make`'s scale that failed."""
+  graph = tf.Graph() if mode == "graph" else None
+  with (graph.as_default() if graph else contextlib.nullcontext()):
+    variables = _variables("w")
+    opt = _package(make)()
+    raised = None
+    if mode == "graph":
+      with tf.compat.v1.Session(graph=graph) as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        before = sess.run(variables)
+        try:
+          op = opt.minimize(_loss(variables), var_list=variables)
+          # The optimizer's slots; the variables keep their values.
+          sess.run(tf.compat.v1.variables_initializer(
+              opt.variables() + list(opt._loss_scale_manager.variables())))  # pylint: disable=protected-access
+          sess.run(op)
+        except error as e:  # pylint: disable=broad-except
+          raised = e
+        after = sess.run(variables)
+    else:
+      before = [v.numpy() for v in variables]
+      step = lambda: opt.minimize(lambda: _loss(variables),
+                                  var_list=variables) and None
+      try:
+        (tf.function(step) if mode == "function" else step)()
+      except error as e:  # pylint: disable=broad-except
+        raised = e
+      after = [v.numpy() for v in variables]
+  if raised is None:
+    raise AssertionError("the step with an unusable scale was not refused")
+  if test is not None:
+    test.assertRegex(str(raised), message)
+  return before, after
+
+
+class UsableScaleTest(tf.test.TestCase, parameterized.TestCase):
+  """Usable scales train as TF 1.15 trained with them, to the bit."""
+
+  @parameterized.product(
+      mode=MODES,
+      make=(lambda: 3.0, lambda: np.float32(7.0), lambda: tf.constant(1000.0),
+            lambda: tf.constant(2.0**-126),  # The smallest normal float32.
+            lambda: tf.Variable(2.0**-126, trainable=False),
+            lambda: tf.constant([3.0]),
+            lambda: tf.Variable(3.0, dtype=tf.float64, trainable=False),
+            lambda: tf.constant(0.1, tf.float64),
+            lambda: np.float64(0.1)))
+  def test_trains_as_tf115(self, mode, make):
+    before, after = _train(mode, [_oracle(make), _package(make)])
+    del before
+    oracle, package = after[:_N_VARS], after[_N_VARS:]
+    for i, (o, p) in enumerate(zip(oracle, package)):
+      self.assertEqual(o.tobytes(), p.tobytes(),
+                       "variable {}: {} != {} (TF 1.15)".format(i, p, o))
+
+
+if __name__ == "__main__":
+  tf.test.main()
