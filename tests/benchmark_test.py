@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Smoke test of scripts/benchmark.py: it runs and reports what it promises.
+"""Smoke test of `python -m benchmarks`: it runs and reports what it promises.
 
 No timing is asserted: timings belong to the machine, not to the code.
 """
@@ -18,8 +18,8 @@ import numpy as np
 import tensorflow as tf
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SCRIPT = os.path.join(_REPO, "scripts", "benchmark.py")
-_PAIR_SCRIPT = os.path.join(_REPO, "scripts", "benchmark_pair.py")
+_SCRIPT = os.path.join(_REPO, "benchmarks", "__main__.py")
+_PAIR_SCRIPT = os.path.join(_REPO, "benchmarks", "pair.py")
 # Every case the issue asks for: four model shapes, every mode, the build.
 _CASES = tuple("{}_{}".format(model, mode)
                for model in ("mlp", "emb", "attn")
@@ -39,22 +39,31 @@ def _configs(case):
 
 
 def _benchmark():
-  """The script as a module (scripts/ is not a package)."""
-  sys.path.insert(0, os.path.dirname(_SCRIPT))
+  """The benchmark's package, from this clone, with the rooms tests use.
+
+  The clone goes last on the path: the installed contrib_mixed_precision
+  wins when there is one, as in the benchmark's own runs.
+  """
+  sys.path.append(_REPO)
   try:
-    import benchmark  # pylint: disable=g-import-not-at-top
+    # pylint: disable=g-import-not-at-top
+    import benchmarks.configs
+    import benchmarks.floors
+    import benchmarks.models
+    import benchmarks.runners
+    # pylint: enable=g-import-not-at-top
   finally:
-    sys.path.pop(0)
-  return benchmark
+    sys.path.pop()
+  return benchmarks
 
 
-def _run(*args, script=_SCRIPT):
+def _run(*args, module="benchmarks"):
   env = dict(os.environ)
   # The installed package wins when there is one; the checkout otherwise.
   env["PYTHONPATH"] = os.pathsep.join(
       p for p in (env.get("PYTHONPATH"), _REPO) if p)
   env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-  return subprocess.run([sys.executable, script] + list(args), env=env,
+  return subprocess.run([sys.executable, "-m", module] + list(args), env=env,
                         capture_output=True, text=True, timeout=600,
                         check=False)
 
@@ -65,7 +74,7 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
   def setUpClass(cls):
     super().setUpClass()
     if not os.path.exists(_SCRIPT):
-      raise unittest.SkipTest("scripts/ is not shipped with this install")
+      raise unittest.SkipTest("benchmarks/ is not shipped with this install")
     cls._tmp = tempfile.mkdtemp()
     cls._json_path = os.path.join(cls._tmp, "out.json")
     cls._result = _run("--quick", "--json", cls._json_path)
@@ -166,9 +175,9 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     # their control inputs, on one op that has every gradient as an input.
     benchmark = _benchmark()
     with tf.Graph().as_default():
-      variables, loss_fn = benchmark._model_fn("emb", quick=True)(
+      variables, loss_fn = benchmark.models.model_fn("emb", quick=True)(
           np.random.default_rng(0))
-      opt = benchmark.BarrierOptimizer(
+      opt = benchmark.floors.BarrierOptimizer(
           tf.compat.v1.train.AdagradOptimizer(0.1))
       grads_and_vars = opt.compute_gradients(loss_fn(), var_list=variables)
       self.assertIsInstance(grads_and_vars[0][0], tf.IndexedSlices)
@@ -195,11 +204,11 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     benchmark = _benchmark()
     for v1_behaviour in (False, True):
       graph = tf.Graph()
-      with graph.as_default(), benchmark._tf1_behaviour(v1_behaviour):
-        variables, loss_fn = benchmark._model_fn("emb", quick=True)(
+      with graph.as_default(), benchmark.runners.tf1_behaviour(v1_behaviour):
+        variables, loss_fn = benchmark.models.model_fn("emb", quick=True)(
             np.random.default_rng(0))
         global_step = tf.compat.v1.train.get_or_create_global_step()
-        opt = benchmark.UnscaleFloorOptimizer(
+        opt = benchmark.floors.UnscaleFloorOptimizer(
             tf.compat.v1.train.AdagradOptimizer(0.1))
         grads_and_vars = opt.compute_gradients(loss_fn(), var_list=variables)
         self.assertLen(grads_and_vars, len(variables))
@@ -264,16 +273,16 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     # underflow here): the floor's gradients are the bare gradients, bit
     # for bit, and the scale never moves.
     benchmark = _benchmark()
-    self.assertEqual(benchmark._INIT_SCALE, 2.0**15)
+    self.assertEqual(benchmark.floors.INIT_SCALE, 2.0**15)
     for model in ("mlp", "emb"):
       for v1_behaviour in (False, True):
         graph = tf.Graph()
-        with graph.as_default(), benchmark._tf1_behaviour(v1_behaviour):
-          variables, loss_fn = benchmark._model_fn(model, quick=True)(
+        with graph.as_default(), benchmark.runners.tf1_behaviour(v1_behaviour):
+          variables, loss_fn = benchmark.models.model_fn(model, quick=True)(
               np.random.default_rng(0))
           loss = loss_fn()
           inner = tf.compat.v1.train.AdamOptimizer(1e-3)
-          opt = benchmark.UnscaleFloorOptimizer(inner)
+          opt = benchmark.floors.UnscaleFloorOptimizer(inner)
           bare = inner.compute_gradients(loss, var_list=variables)
           floor = opt.compute_gradients(loss, var_list=variables)
           train_op = opt.apply_gradients(floor)
@@ -289,24 +298,25 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
 
   def test_unscale_floor_runs_in_every_mode(self):
     benchmark = _benchmark()
-    model_fn = benchmark._model_fn("emb", quick=True)
+    model_fn = benchmark.models.model_fn("emb", quick=True)
     inner_fn = lambda: tf.compat.v1.train.AdagradOptimizer(0.1)
     made = []
 
     def factory(inner):
-      made.append(benchmark.UnscaleFloorOptimizer(inner))
+      made.append(benchmark.floors.UnscaleFloorOptimizer(inner))
       return made[-1]
 
     for v1_behaviour in (False, True):
-      runner = benchmark._GraphRunner(model_fn, inner_fn, factory, (1, 1),
-                                      v1_behaviour=v1_behaviour)
+      runner = benchmark.runners.GraphRunner(model_fn, inner_fn, factory,
+                                             (1, 1), v1_behaviour=v1_behaviour)
       runner.step(3)
       self.assertEqual(runner.skipped(), 0)
       self.assertEqual(runner.session.run(made[-1].loss_scale_variable),
                        2.0**15)
       runner.close()
     for function in (False, True):
-      runner = benchmark._EagerRunner(model_fn, inner_fn, factory, function)
+      runner = benchmark.runners.EagerRunner(model_fn, inner_fn, factory,
+                                             function)
       runner.step(3)
       self.assertEqual(runner.skipped(), 0)
       self.assertEqual(made[-1].loss_scale_variable.numpy(), 2.0**15)
@@ -314,7 +324,7 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     variables, loss_fn = model_fn(np.random.default_rng(0))
     inner = inner_fn()
     bare = inner.compute_gradients(loss_fn, var_list=variables)
-    floor = benchmark.UnscaleFloorOptimizer(inner).compute_gradients(
+    floor = benchmark.floors.UnscaleFloorOptimizer(inner).compute_gradients(
         loss_fn, var_list=variables)
     self._assert_same_gradients([g for g, _ in bare], [g for g, _ in floor])
 
@@ -375,7 +385,7 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     # The floor is tests/tf115_reference.py's optimizer and manager, loaded
     # from this clone: the very code the tests judge the package with.
     benchmark = _benchmark()
-    factories, _ = benchmark._optimizer_factories(None)
+    factories, _ = benchmark.configs.optimizer_factories(None)
     oracle = os.path.join(_REPO, "tests", "tf115_reference.py")
     with tf.Graph().as_default():
       opt = factories["tf115"](tf.compat.v1.train.AdamOptimizer(0.1))
@@ -394,13 +404,13 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     # The exact default and TF 1.15 apply the embedding's table densely;
     # the sparse opt-in, the unscale floor and the bare optimizer sparsely.
     benchmark = _benchmark()
-    factories, _ = benchmark._optimizer_factories(None)
-    model_fn = benchmark._model_fn("emb", quick=True)
+    factories, _ = benchmark.configs.optimizer_factories(None)
+    model_fn = benchmark.models.model_fn("emb", quick=True)
     expected = {"bare": True, "unscale_floor": True, "lso_exp_sparse": True,
                 "tf115_check": True, "lso_exp": False, "lso_fixed": False,
                 "tf115": False}
     for name, sparse in expected.items():
-      runner = benchmark._GraphRunner(
+      runner = benchmark.runners.GraphRunner(
           model_fn, lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
           factories[name], (1, 1), v1_behaviour=v1_behaviour, session=False)
       graph_def = runner.graph.as_graph_def()
@@ -416,15 +426,15 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
     # This clone against itself (an A/A run), two alternating rounds: a
     # ratio and an interval for every configuration both trees ran.
     if not os.path.exists(_PAIR_SCRIPT):
-      self.skipTest("scripts/benchmark_pair.py is not shipped here")
-    help_text = _run("--help", script=_PAIR_SCRIPT)
+      self.skipTest("benchmarks/pair.py is not shipped here")
+    help_text = _run("--help", module="benchmarks.pair")
     self.assertEqual(help_text.returncode, 0, help_text.stderr)
     self.assertIn("--before", help_text.stdout)
     path = os.path.join(self._tmp, "pair.json")
     result = _run("--before", _REPO, "--after", _REPO, "--quick",
                   "--cases", "emb_graph", "--configs",
                   "tf115,lso_exp,lso_exp_sparse", "--json", path,
-                  script=_PAIR_SCRIPT)
+                  module="benchmarks.pair")
     self.assertEqual(result.returncode, 0, result.stderr[-3000:])
     self.assertIn("round 2/2: after", result.stdout)
     with open(path) as f:

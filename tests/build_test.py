@@ -29,7 +29,10 @@ _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = "contrib_mixed_precision"
 # The upgrade command: stdlib + libcst only (DESIGN.md, contract 9).
 _UPGRADE_PACKAGE = "contrib_mp_upgrade"
-_PACKAGES = (_PACKAGE, _UPGRADE_PACKAGE)
+# The benchmark (`python -m benchmarks`): not installed, but its modules
+# have targets and deps like the packages'.
+_BENCHMARK_PACKAGE = "benchmarks"
+_PACKAGES = (_PACKAGE, _UPGRADE_PACKAGE, _BENCHMARK_PACKAGE)
 # sys.stdlib_module_names is Python 3.10+; on 3.9 (CI's oldest Python) the
 # check below skips: the sources it reads are the same on every Python.
 _UPGRADE_MAY_IMPORT = (

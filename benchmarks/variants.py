@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """Prototypes of how LossScaleOptimizer checks, skips and unscales.
 
-Used by `scripts/benchmark.py --variants` to time each idea side by side with
-the package's own optimizer; not part of the package. Some variants are
+Used by `python -m benchmarks --variants` to time each idea side by side
+with the package's own optimizer; not part of the package. Some variants are
 deliberately wrong (no skip, no unscaling): they measure what a piece costs.
-`python scripts/_perf_variants.py` checks the exact-skip semantics of the
+`python -m benchmarks.variants` checks the exact-skip semantics of the
 correct ones (a NaN step changes no variable, slot, beta power or step).
 """
 
@@ -584,7 +584,7 @@ VARIANTS = {
     # TF 1.15 contrib's check (sparse gradients densified), with the
     # package's skip and the sparse opt-in's unscale, which leaves the
     # gradients sparse for the check to densify: what the check alone
-    # costs on sparse gradients. scripts/benchmark.py times it on every
+    # costs on sparse gradients. The benchmark times it on every
     # embedding case.
     "tf115_check": _variant(check="tf115_dense", keep_sparse=True),
     # Checks, with the package's cond skip.

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Before and after: per-step times of two source trees' packages, paired.
 
-scripts/benchmark.py times its configurations in one process, but one
-process cannot import two versions of the package. This script alternates
+`python -m benchmarks` times its configurations in one process, but one
+process cannot import two versions of the package. This module alternates
 whole runs of the benchmark instead, one process a run, between two trees:
 round r runs the before tree then the after tree when r is even, the after
 tree first when it is odd, so that a drift of the machine's speed hits both
-alike. Every run is the same script, this clone's scripts/benchmark.py
+alike. Every run is the same benchmark, this clone's `benchmarks` package
 (the same models, runners and clocks), with PYTHONPATH set to the tree
 whose package it times: only the package differs. Each run's JSON names
 the package it imported, and a run that imported another is an error.
@@ -32,16 +32,15 @@ A git revision given as `--before` is checked out once, detached, as a
 `git worktree` under the system's temporary directory (never inside the
 repository), and reused by later calls.
 
-Usage:
-  python scripts/benchmark_pair.py --before b1af54d            # ~15 min
-  python scripts/benchmark_pair.py --before b1af54d --quick    # smoke test
-  python scripts/benchmark_pair.py --before /tmp/tree --pairs 20 \\
+Usage, from the root of a clone:
+  python -m benchmarks.pair --before b1af54d            # ~15 min
+  python -m benchmarks.pair --before b1af54d --quick    # smoke test
+  python -m benchmarks.pair --before /tmp/tree --pairs 20 \\
       --json pair.json -- --intra-op-threads 2 --inter-op-threads 2
 """
 
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
@@ -49,23 +48,36 @@ import sys
 import tempfile
 import time
 
+from benchmarks import stats
+
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_BENCHMARK = os.path.join(_REPO, "scripts", "benchmark.py")
+_BENCHMARK = os.path.join(_REPO, "benchmarks")
+# Each run: this clone's `benchmarks` with the timed tree's package. The
+# package `benchmarks` is imported while this clone is first on the path,
+# then the clone leaves the path, so that `contrib_mixed_precision` comes
+# from PYTHONPATH (the tree) alone. `-c` puts the working directory first
+# on the path: it goes too, so that a package there cannot shadow the tree's.
+_LAUNCH = """
+import runpy, sys
+repo = sys.argv.pop(1)
+if sys.path and sys.path[0] == "":
+  del sys.path[0]
+sys.path.insert(0, repo)
+import benchmarks
+del sys.path[0]
+runpy.run_module("benchmarks", run_name="__main__", alter_sys=True)
+"""
 _DEFAULT_CASES = "mlp_graph,emb_graph"
 _DEFAULT_CONFIGS = "bare,tf115,lso_exp,lso_fixed,lso_exp_sparse"
 # After-tree configurations a tree without the sparse opt-in cannot build,
 # and what they are paired with there (None: not timed there).
 _NEEDS_OPT_IN = {"lso_exp_sparse": "lso_exp", "tf115_check": None}
-# Two-sided 95% quantiles of Student's t, for 1 to 30 degrees of freedom.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262,
-         2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101,
-         2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052,
-         2.048, 2.045, 2.042)
 
 
 def _parse_args(argv):
   parser = argparse.ArgumentParser(
-      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+      prog="python -m benchmarks.pair", description=__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--before", required=True, metavar="TREE_OR_REV",
                       help="the tree timed first: a directory holding "
                       "contrib_mixed_precision/, or a git revision of this "
@@ -158,16 +170,17 @@ def _run(tree, configs, args, path):
   env = dict(os.environ)
   env["PYTHONPATH"] = tree
   env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-  command = [args.python, _BENCHMARK, "--cases", args.cases, "--configs",
-             ",".join(configs), "--json", path]
+  command = [args.python, "-c", _LAUNCH, _REPO, "--cases", args.cases,
+             "--configs", ",".join(configs), "--json", path]
   command += ["--quick"] if args.quick else ["--rounds",
                                                str(args.bench_rounds)]
   command += args.benchmark_args
   result = subprocess.run(command, env=env, capture_output=True, text=True,
                           check=False)
   if result.returncode != 0:
+    shown = [args.python, "-m", "benchmarks"] + command[4:]
     raise SystemExit("the benchmark failed on {} ({}):\n{}".format(
-        tree, " ".join(command), result.stderr[-3000:]))
+        tree, " ".join(shown), result.stderr[-3000:]))
   with open(path) as f:
     report = json.load(f)
   package = report["machine"].get("package")
@@ -176,27 +189,6 @@ def _run(tree, configs, args, path):
                      "it installed, or on a path before PYTHONPATH?".format(
                          tree, package))
   return report
-
-
-def _t975(df):
-  if df <= len(_T975):
-    return _T975[df - 1]
-  # Cornish-Fisher expansion around the normal quantile: within 0.001
-  # beyond 30 degrees of freedom.
-  z = 1.959964
-  return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (
-      96 * df**2)
-
-
-def _paired_ratio(before, after):
-  """Geometric mean of after/before over rounds, and its 95% interval."""
-  logs = [math.log(a / b) for a, b in zip(after, before)]
-  mean = statistics.fmean(logs)
-  if len(logs) < 2:
-    return {"ratio": math.exp(mean), "ci95": None}
-  half = _t975(len(logs) - 1) * statistics.stdev(logs) / math.sqrt(len(logs))
-  return {"ratio": math.exp(mean),
-          "ci95": [math.exp(mean - half), math.exp(mean + half)]}
 
 
 def _pairs(case_rows):
@@ -225,9 +217,9 @@ def _summarise(rounds, cases):
       summary[case][label] = {
           "before_ms": [row["median_ms"] for row in b],
           "after_ms": [row["median_ms"] for row in a],
-          "wall": _paired_ratio([row["median_ms"] for row in b],
+          "wall": stats.paired_ratio([row["median_ms"] for row in b],
                                 [row["median_ms"] for row in a]),
-          "x_bare": _paired_ratio([row["ratio"] for row in b],
+          "x_bare": stats.paired_ratio([row["ratio"] for row in b],
                                   [row["ratio"] for row in a]),
       }
   return summary
