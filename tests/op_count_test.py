@@ -4,8 +4,8 @@
 
 On a CPU the package's per-step cost in graph mode is mostly per-op
 overhead, not arithmetic: every op the executor runs costs about a
-microsecond whatever its size, and the embedding step of
-`scripts/benchmark.py` is about 2 ms. Counting ops, unlike timing, is exact
+microsecond whatever its size, and the embedding step of the benchmark
+(`python -m benchmarks`) is about 2 ms. Counting ops, unlike timing, is exact
 and free of noise, so a change that adds ops to every step shows here,
 without a timed test. If a change makes the step cheaper, lower the pin.
 
@@ -119,7 +119,7 @@ class OpCountTest(tf.test.TestCase, parameterized.TestCase):
         msg="(ops built, ops run per step) over bare Adam changed for the "
         "{} model with the {} manager: every op runs on every step. Fewer "
         "is a win: lower the pin in tests/op_count_test.py. More needs a "
-        "reason, and a benchmark (scripts/benchmark.py) that shows what it "
+        "reason, and a benchmark (python -m benchmarks) that shows what it "
         "costs.".format(model, manager))
 
 
