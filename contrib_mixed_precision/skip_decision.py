@@ -188,7 +188,7 @@ def _finite_squares_suffice(dtype) -> float:
 
 # In eager mode, a step's check and unscale each run as one compiled function
 # from this many gradients on, and op by op below it. An eager function call
-# costs about as much as five eager ops (`scripts/benchmark.py`'s embedding,
+# costs about as much as five eager ops (the benchmark's embedding,
 # three gradients, was slower compiled: 1.33 x bare against 1.26; its
 # 32-gradient MLP was faster: 1.05 against 1.21).
 EAGER_COMPILE_MIN_GRADIENTS = 8
@@ -537,7 +537,7 @@ def all_finite_ops(grads, scaled=None, inverse=None) -> tf.Tensor:
         else:
           # Summed after its multiply even with `scaled`: a buffer read by
           # the sum too could not be overwritten in place by the multiply,
-          # which cost the 16-layer MLP of `scripts/benchmark.py` more
+          # which cost the 16-layer MLP of the benchmark (`benchmarks/`) more
           # than the sum beside it saved (docs/performance.md).
           terms.append(_as_float32(tf.reduce_sum(g)))
           large.append(g)
