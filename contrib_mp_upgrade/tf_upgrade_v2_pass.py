@@ -40,9 +40,11 @@ import tokenize
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import commit
+from contrib_mp_upgrade import errors
 from contrib_mp_upgrade import notebook
 from contrib_mp_upgrade import rewrite
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import walk
 
 COMMAND = "tf_upgrade_v2"
 
@@ -199,7 +201,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
   """Runs `command` once over copies of `entries`."""
   stage = tempfile.mkdtemp(prefix="contrib-mp-upgrade-tf_upgrade_v2-")
   try:
-    given: Dict[str, tree.Entry] = {}
+    given: Dict[str, walk.Entry] = {}
     for entry in entries:
       path = os.path.join(stage, "tree", *entry.name.split("/"))
       if entry.notebook:
@@ -219,7 +221,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
           timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-      raise tree.UpgradeError(
+      raise errors.UpgradeError(
           "`--tf_upgrade_v2`: {!r} could not be run ({}). Nothing was "
           "written.".format(command, e))
     tail = proc.stdout.decode("utf-8", "replace").strip()
@@ -255,7 +257,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
                          match.group("message").strip()))
     return _Attempt(True, outputs, issues, "")
   finally:
-    tree.remove_tree(stage)
+    commit.remove_tree(stage)
 
 
 def _last_line(tail: str) -> str:
@@ -333,7 +335,7 @@ def _unparsed_advice(name: str) -> str:
           "its TF1 API is not converted. " + _advice(name))
 
 
-def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
+def run(plan: walk.Plan, command: str, timeout: float = 3600) -> Summary:
   """Runs `command` over the plan's Python files; updates their output.
 
   A file that `tf_upgrade_v2` cannot convert (it crashes on valid Python
@@ -350,7 +352,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     A `Summary`.
 
   Raises:
-    tree.UpgradeError: It could not be run, or fails even on a file with
+    errors.UpgradeError: It could not be run, or fails even on a file with
       nothing in it to convert.
   """
   summary = Summary(command=command)
@@ -388,7 +390,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     else:
       probe = _Given("probe.py", b"import tensorflow as tf\n")
       if not _attempt([probe], command, timeout).ok:
-        raise tree.UpgradeError(
+        raise errors.UpgradeError(
             "`--tf_upgrade_v2`: {!r} fails even on an empty program. Nothing "
             "was written. Its output ended with:\n{}".format(
                 command, first.tail))
