@@ -42,7 +42,8 @@ The modules, in the order a run's data flows through them:
 * `uses`: use classification, what to rewrite and what to report;
 * `guards`: why a rewrite may not run on TF 2 (version checks, fallbacks);
 * `slim`: `--contrib-to-slim`, the contrib names `tf_slim` provides;
-* `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan;
+* `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan,
+  and makes the renames that only its versions up to TF 2.15 made;
 * `blockers`: what still stops each converted file on TF 2, and the fix;
 * `report`: the report text;
 * `commit`: writes the plan and the report all or nothing.
