@@ -16,7 +16,6 @@ class UpgradeError(Exception):
   """The command could not do its job; nothing was written."""
 
 
-
 def describe_os_error(error: OSError) -> str:
   """`[Errno 28] No space left on device`, without the file name."""
   if error.errno is not None and error.strerror:

@@ -5,9 +5,9 @@
 `stop_on_signals` turns the first stop signal into `Interrupted`, which
 unwinds the run: the workers are ended and whatever was staged is removed
 on the way out. `signals_deferred` holds the signals while a step that
-must not be cut in half (the renames into place, a staged file and the
-note that removes it) runs. The worker processes (`workers`) ignore
-Ctrl-C and leave the decision to the command.
+must not be cut in half runs: the renames into place, or a staged file and
+the undo that removes it (`commit`). The worker processes (`workers`)
+ignore Ctrl-C and leave the decision to the command.
 
 This module needs only the standard library.
 """
@@ -35,8 +35,8 @@ class Interrupted(BaseException):
 
 # The signals that stop the command, cleanly.
 STOP_SIGNALS = tuple(getattr(signal, name) for name in
-                      ("SIGINT", "SIGTERM", "SIGHUP")
-                      if hasattr(signal, name))
+                     ("SIGINT", "SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
 
 
 def _in_main_thread() -> bool:
