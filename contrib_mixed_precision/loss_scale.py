@@ -20,7 +20,9 @@ import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
+from contrib_mixed_precision import replica_consensus
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import step_inputs
 
 _LossScaleBase = tf.compat.v1.mixed_precision.LossScale
 
@@ -480,11 +482,11 @@ class ExponentialUpdateLossScale(_LossScaleBase):
     Raises:
       TypeError: If `is_finite` is not a bool or a scalar bool tensor.
     """
-    is_finite = skip_decision.finite_flag(
+    is_finite = step_inputs.finite_flag(
         is_finite, "ExponentialUpdateLossScale.update_from_finite",
         "is_finite")
     state = self.state()
-    return skip_decision.run_once_across_replicas(
+    return replica_consensus.run_once_across_replicas(
         lambda flag: exponential_update(
             flag, state.loss_scale, state.good_steps, state.bad_steps,
             self._incr_every_n_steps, self._decr_every_n_nan_or_inf,
@@ -521,14 +523,14 @@ class ExponentialUpdateLossScale(_LossScaleBase):
           "the replicas cannot agree on whether the step was finite. Call "
           "update() inside `with strategy.scope():`.")
     grads = [
-        skip_decision.as_gradient(g, "grads[{}]".format(i))
+        step_inputs.as_gradient(g, "grads[{}]".format(i))
         for i, g in enumerate(grads)
     ]
     if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
-      is_finite = skip_decision.cross_replica_all_finite(
+      is_finite = replica_consensus.cross_replica_all_finite(
           tf.distribute.get_strategy(), grads)
     else:
-      is_finite = skip_decision.replica_consensus(
+      is_finite = replica_consensus.replica_consensus(
           skip_decision.all_finite(grads))
     return self.update_from_finite(is_finite), is_finite
 

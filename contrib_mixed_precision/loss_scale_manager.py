@@ -30,7 +30,8 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale as loss_scale_lib
-from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import replica_consensus
+from contrib_mixed_precision import step_inputs
 
 _LossScale = tf.compat.v1.mixed_precision.LossScale
 
@@ -303,7 +304,8 @@ class FixedLossScaleManager(LossScaleManager):
 
   def update_loss_scale(self, finite_grads):
     """A fixed scale has nothing to update: a no-op in graph mode."""
-    skip_decision.finite_flag(finite_grads, "FixedLossScaleManager.update_loss_scale")
+    step_inputs.finite_flag(finite_grads,
+                            "FixedLossScaleManager.update_loss_scale")
     return None if tf.executing_eagerly() else tf.no_op()
 
   def __repr__(self):
@@ -477,8 +479,8 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     Raises:
       TypeError: If `finite_grads` is not a bool or a scalar bool tensor.
     """
-    flag = skip_decision.finite_flag(finite_grads,
-                        "ExponentialUpdateLossScaleManager.update_loss_scale")
+    flag = step_inputs.finite_flag(
+        finite_grads, "ExponentialUpdateLossScaleManager.update_loss_scale")
 
     def update(f):
       return loss_scale_lib.exponential_update(
@@ -493,7 +495,8 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
     scope = (contextlib.nullcontext() if tf.executing_eagerly() else
              tf.compat.v1.name_scope(None, default_name="cond"))
     with scope:
-      return _op_or_none(skip_decision.run_once_across_replicas(update, flag))
+      return _op_or_none(
+          replica_consensus.run_once_across_replicas(update, flag))
 
   def variables(self) -> List[tf.Variable]:
     """`[loss_scale, good_steps, bad_steps]` of the current graph."""
@@ -521,7 +524,8 @@ class _LossScaleAdapter(LossScaleManager):
     return tf.cast(self._loss_scale_object(), tf.float32)
 
   def update_loss_scale(self, finite_grads):
-    flag = skip_decision.finite_flag(finite_grads, "LossScaleManager.update_loss_scale")
+    flag = step_inputs.finite_flag(finite_grads,
+                                   "LossScaleManager.update_loss_scale")
 
     def update(f):
       # `LossScale.update` judges gradients, not a flag: one scalar that is
@@ -530,7 +534,7 @@ class _LossScaleAdapter(LossScaleManager):
       update_op, _ = self._loss_scale_object.update([proxy_grad])
       return update_op
 
-    return _op_or_none(skip_decision.run_once_across_replicas(update, flag))
+    return _op_or_none(replica_consensus.run_once_across_replicas(update, flag))
 
   def variables(self) -> List[tf.Variable]:
     return _tf_compat.loss_scale_weights(self._loss_scale_object)

@@ -18,7 +18,9 @@ from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
 from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale_manager as manager_lib
+from contrib_mixed_precision import replica_consensus
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import step_inputs
 from contrib_mixed_precision import step_scale
 from contrib_mixed_precision import sync_replicas
 from contrib_mixed_precision import unscale
@@ -449,13 +451,13 @@ class LossScaleOptimizer(_V1Optimizer):
     # Numbers, arrays and lists become tensors once, of the variable's dtype,
     # for both the check and the inner optimizer.
     grads_and_vars = tuple(
-        (skip_decision.as_gradient(g, "grads_and_vars[{}][0]".format(i),
-                                    _variable_dtype(v)), v)
+        (step_inputs.as_gradient(g, "grads_and_vars[{}][0]".format(i),
+                                  _variable_dtype(v)), v)
         for i, (g, v) in enumerate(grads_and_vars))
     is_finite = skip_decision.all_finite([g for g, _ in grads_and_vars])
-    if skip_decision.in_replica_context_of_strategy():
+    if replica_consensus.in_replica_context_of_strategy():
       # One decision for all replicas: any non-finite replica skips them all.
-      agreed = skip_decision.replica_consensus(is_finite)
+      agreed = replica_consensus.replica_consensus(is_finite)
       return tf.distribute.get_replica_context().merge_call(
           self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
     return self._apply_or_skip(
@@ -480,7 +482,7 @@ class LossScaleOptimizer(_V1Optimizer):
                          name=None):
     """`apply_gradients` for callers already in a cross-replica context."""
     grads_and_vars = tuple(grads_and_vars)
-    is_finite = skip_decision.cross_replica_all_finite(
+    is_finite = replica_consensus.cross_replica_all_finite(
         distribution, [g for g, _ in grads_and_vars])
     return self._merged_apply(distribution, grads_and_vars, global_step, name,
                               is_finite)

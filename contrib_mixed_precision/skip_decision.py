@@ -4,16 +4,14 @@
 
 `all_finite` turns a step's gradients into one scalar bool, exactly; the
 optimizer applies the step only when it is True and hands the same flag to
-the loss-scale manager. Under `tf.distribute` the replicas agree on it first
-(`replica_consensus` in a replica context, `cross_replica_all_finite` in the
-cross-replica one), and `run_once_across_replicas` runs a state update once
-per step. `as_gradient` turns the numbers a v1 optimizer accepts as
-gradients into tensors, once, for both the check and the apply.
+the loss-scale manager. A flag the unscale already computed for the very
+same tensors is used as it is (`known_flags`). Under `tf.distribute` the
+replicas agree on the flag first (`replica_consensus`).
+`single_switch_allowed` says where the step's branches (the check's exact
+fallback, the skip, the loss-scale update) may each be one Switch.
 """
 
 import math
-import threading
-import weakref
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -21,6 +19,8 @@ import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
+from contrib_mixed_precision import known_flags
+
 
 def _values(grad):
   """The tensor to check: IndexedSlices' values; numbers become tensors.
@@ -264,144 +264,6 @@ def _is_finite_all(tensors) -> tf.Tensor:
   return tf.reduce_all(tf.math.is_finite(tf.concat(flat, 0)))
 
 
-# The attribute of a graph that holds its `_KnownFlags`: the flags live
-# exactly as long as the graph (a global table holding graph tensors would
-# keep every graph alive).
-_KNOWN_FLAGS_ATTR = "_contrib_mp_known_finite_flags"
-
-
-class _Group(object):
-  """A flag computed for some tensors together, and optionally each one's."""
-
-  __slots__ = ("flag", "size", "flags", "__weakref__")
-
-  def __init__(self, flag, size, flags):
-    self.flag = flag
-    self.size = size
-    self.flags = flags
-
-
-class _KnownFlags(object):
-  """Finiteness flags already computed, by the identity of their tensors.
-
-  Weak on the tensors: an entry goes when its tensor does (a weakref
-  callback), and a lookup checks that the tensor found is the one asked
-  for, so an id reused by a new object never matches.
-  """
-
-  def __init__(self):
-    # Re-entrant: a callback may run while this thread holds the lock.
-    self._lock = threading.RLock()
-    self._entries = {}  # id(tensor) -> (weakref to it, group, index)
-
-  def remember(self, tensors, flag, flags):
-    group = _Group(flag, len(tensors), flags)
-    with self._lock:
-      for index, tensor in enumerate(tensors):
-        key = id(tensor)
-        self._entries[key] = (weakref.ref(tensor, self._forget(key)), group,
-                              index)
-
-  def _forget(self, key):
-    """The callback that drops `key`'s entry when its tensor goes."""
-    owner = weakref.ref(self)  # The callback must not keep the table alive.
-
-    def callback(ref):
-      table = owner()
-      if table is None:
-        return
-      with table._lock:  # pylint: disable=protected-access
-        entry = table._entries.get(key)  # pylint: disable=protected-access
-        if entry is not None and entry[0] is ref:
-          del table._entries[key]  # pylint: disable=protected-access
-
-    return callback
-
-  def lookup(self, tensor):
-    """`(group, index)` for `tensor`, or None."""
-    with self._lock:
-      entry = self._entries.get(id(tensor))
-    if entry is None or entry[0]() is not tensor:
-      return None
-    return entry[1], entry[2]
-
-  def __len__(self):
-    with self._lock:
-      return len(self._entries)
-
-
-_EAGER_KNOWN_FLAGS = _KnownFlags()
-_KNOWN_FLAGS_CREATION = threading.Lock()
-
-
-def _known_flags(tensor) -> Optional[_KnownFlags]:
-  """The table for `tensor`'s graph (eager mode's own for eager tensors).
-
-  None for a tensor of a TF1-style graph: there `Session.run` may feed any
-  tensor a value of the caller's (`{grad: accumulated}`), which the flag
-  computed with it would not see, so such a tensor is always checked. So
-  may `WrappedFunction.prune` in a `tf.compat.v1.wrap_function` graph.
-  Inside a `tf.function` nothing can be fed.
-  """
-  # An eager tensor has no graph (its `graph` property raises).
-  graph = getattr(tensor, "graph", None)
-  if graph is None:
-    return _EAGER_KNOWN_FLAGS
-  if _tf_compat.can_feed_any_tensor(graph):
-    return None
-  table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
-  if table is None:
-    with _KNOWN_FLAGS_CREATION:
-      table = getattr(graph, _KNOWN_FLAGS_ATTR, None)
-      if table is None:
-        table = _KnownFlags()
-        setattr(graph, _KNOWN_FLAGS_ATTR, table)
-  return table
-
-
-def remember_finite(tensors: Sequence[tf.Tensor], flag: tf.Tensor,
-                    flags: Optional[Sequence[tf.Tensor]] = None) -> None:
-  """Notes that `flag` says whether every one of `tensors` is finite.
-
-  `all_finite`, handed the same tensor objects, uses `flag` (or, for some
-  of them, their entries of `flags`, one per tensor) instead of checking
-  them again. It must be exactly `all_finite`'s answer for them. Tensors of
-  a TF1-style graph are not remembered (see `_known_flags`).
-  """
-  tensors = list(tensors)
-  table = _known_flags(tensors[0]) if tensors else None
-  if table is not None:
-    table.remember(tensors, flag, None if flags is None else list(flags))
-
-
-def _split_known(grads):
-  """`(flags, rest)`: known flags covering some of `grads`; the others.
-
-  A group whose every tensor is among `grads` gives its one flag; a part of
-  a group gives its tensors' own flags when the group has them, and is
-  checked again (in `rest`) when it has not.
-  """
-  found = {}  # id(group) -> (group, {index: tensor})
-  rest = []
-  for grad in grads:
-    table = _known_flags(grad)
-    hit = None if table is None else table.lookup(grad)
-    if hit is None:
-      rest.append(grad)
-      continue
-    group, index = hit
-    found.setdefault(id(group), (group, {}))[1][index] = grad
-  flags = []
-  for group, members in found.values():
-    if len(members) == group.size:
-      flags.append(group.flag)
-    elif group.flags is not None:
-      flags.extend(group.flags[i] for i in sorted(members))
-    else:
-      rest.extend(members[i] for i in sorted(members))
-  return flags, rest
-
-
 def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   """Returns a scalar bool tensor: whether every non-None gradient is finite.
 
@@ -426,7 +288,8 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
     one of the scalars above: `_sparse_squares`; else `_sparse_check`).
 
   A gradient the unscale already checked, handed back as the very tensor
-  it returned (`remember_finite`), is not checked again: its flag is used.
+  it returned (`known_flags.remember_finite`), is not checked again: its
+  flag is used.
   Any other gradient is checked here. In eager mode, for
   `EAGER_COMPILE_MIN_GRADIENTS` such gradients or more, the check runs as
   one compiled function (traced once per gradient signature, shapes relaxed
@@ -461,7 +324,7 @@ def all_finite(grads: Sequence[Any]) -> tf.Tensor:
   if not to_check:
     return tf.constant(True)
   # Flags the unscale computed with these very tensors (`remember_finite`).
-  checks, to_check = _split_known(to_check)
+  checks, to_check = known_flags.split_known(to_check)
   if to_check:
     if (tf.executing_eagerly() and
         len(to_check) >= EAGER_COMPILE_MIN_GRADIENTS):
@@ -661,68 +524,6 @@ _all_finite_compiled = tf.function(all_finite_ops, reduce_retracing=True,
                                    autograph=False)
 
 
-def _holds_strings(value) -> bool:
-  """Whether `value` is a string, or an array or list holding strings."""
-  if isinstance(value, (str, bytes)):
-    return True
-  try:
-    array = np.asarray(value)
-  except (TypeError, ValueError):  # Ragged lists: TensorFlow will say why.
-    return False
-  if array.dtype.kind in "SU":
-    return True
-  return array.dtype.kind == "O" and any(
-      isinstance(x, (str, bytes)) for x in array.flat)
-
-
-def as_gradient(grad, name: str, dtype=None):
-  """A gradient that is not a tensor, as a tensor; anything else unchanged.
-
-  Every v1 optimizer accepts gradients that are Python or NumPy numbers,
-  arrays or lists (it converts them), and TF's own `LossScale.update` tests
-  pass a Python float. None, tensors, variables, IndexedSlices and
-  per-replica values are returned as they are.
-
-  Args:
-    grad: The gradient.
-    name: How to name it in an error, e.g. "grads_and_vars[0][0]".
-    dtype: The dtype to convert to (the variable's), or None for the
-      value's own: a float64 NumPy array given for a float32 variable
-      becomes float32, as the variable will hold it, where TF's optimizer
-      kernels would otherwise be handed mismatched dtypes.
-
-  Returns:
-    `grad`, or a tensor holding it.
-
-  Raises:
-    TypeError: If `grad` holds strings (which TensorFlow would parse), or
-      cannot be converted to a numeric tensor (of `dtype`).
-  """
-  if (grad is None or tf.is_tensor(grad) or
-      isinstance(grad, (tf.IndexedSlices, tf.distribute.DistributedValues))):
-    return grad
-  what = "None, a tensor, IndexedSlices, or numbers (a scalar, array or list)"
-  if dtype is not None:
-    what += " convertible to {}".format(tf.as_dtype(dtype).name)
-  if _holds_strings(grad):
-    # TensorFlow would parse "1.5" into a float32 tensor.
-    raise _validation.invalid(
-        TypeError, name, what, grad,
-        "Strings are not gradients, even numeric ones such as \"1.5\": "
-        "pass the numbers.")
-  try:
-    tensor = tf.convert_to_tensor(grad, dtype=dtype)
-  except (TypeError, ValueError) as e:
-    raise _validation.invalid(
-        TypeError, name, what, grad,
-        "TensorFlow could not convert it: {}".format(e)) from e
-  if not (tensor.dtype.is_floating or tensor.dtype.is_integer or
-          tensor.dtype.is_complex):
-    raise _validation.invalid(TypeError, name, what, grad,
-                              "Pass the gradient's numbers.")
-  return tensor
-
-
 def single_switch_allowed() -> bool:
   """Whether a branch may be built as one Switch here, not as a `tf.cond`.
 
@@ -737,95 +538,3 @@ def single_switch_allowed() -> bool:
   return not (_tf_compat.is_building_function() or
               _tf_compat.in_control_flow_context() or
               tf.distribute.has_strategy())
-
-
-def in_replica_context_of_strategy() -> bool:
-  """True in a replica context of a non-default `tf.distribute` strategy."""
-  return (tf.distribute.has_strategy() and
-          tf.distribute.in_cross_replica_context() is False and
-          tf.distribute.get_replica_context() is not None)
-
-
-def replica_consensus(is_finite: tf.Tensor) -> tf.Tensor:
-  """In a replica context: True only if `is_finite` holds on every replica.
-
-  Outside a strategy (or with one replica) it returns `is_finite` unchanged.
-  """
-  if not in_replica_context_of_strategy():
-    return is_finite
-  ctx = tf.distribute.get_replica_context()
-  if ctx.num_replicas_in_sync == 1:
-    return is_finite
-
-  # A merge_call and `strategy.reduce`, not `ctx.all_reduce`: in a TF1
-  # graph (Estimator's `train_distribute`) the replica-context all-reduce of
-  # the flag never completes, and its custom gradient walks back to the other
-  # replicas' mirrored variables, which it fails to find by name
-  # (`loss_scale/replica_1`). Booleans cannot be reduced, so this sums a
-  # float flag instead.
-  def merge_fn(strategy, flag):
-    finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, flag,
-                                   axis=None)
-    return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
-
-  return ctx.merge_call(
-      merge_fn, args=(tf.stop_gradient(tf.cast(is_finite, tf.float32)),))
-
-
-def cross_replica_all_finite(strategy, grads) -> tf.Tensor:
-  """In the cross-replica context: True only if every replica's grads are.
-
-  Args:
-    strategy: The current `tf.distribute.Strategy`.
-    grads: Per-replica gradients (None entries ignored).
-  """
-  finite_flags = strategy.extended.call_for_each_replica(
-      lambda *g: tf.cast(all_finite(g), tf.float32), args=tuple(grads))
-  finite_count = strategy.reduce(tf.distribute.ReduceOp.SUM, finite_flags,
-                                 axis=None)
-  return tf.greater_equal(finite_count, strategy.num_replicas_in_sync - 0.5)
-
-
-def run_once_across_replicas(fn, is_finite):
-  """Runs `fn(is_finite)` once per step, whatever the distribution context.
-
-  In a replica context of a strategy, each replica calls this; the flag is
-  first agreed on across replicas and `fn` then runs once, in the
-  cross-replica context (where assigning a mirrored or a plain variable
-  updates it once, not once per replica).
-  """
-  if not in_replica_context_of_strategy():
-    return fn(is_finite)
-  agreed = replica_consensus(is_finite)
-
-  def merge_fn(strategy, flag):
-    return fn(strategy.experimental_local_results(flag)[0])
-
-  return tf.distribute.get_replica_context().merge_call(
-      merge_fn, args=(agreed,))
-
-
-def finite_flag(flag, caller: str, arg: str = "finite_grads") -> tf.Tensor:
-  """A step's finiteness flag as a scalar bool tensor, or a clear TypeError.
-
-  Args:
-    flag: A Python bool or a scalar bool tensor.
-    caller: The public function that received it, for the message.
-    arg: The name of its argument, for the message.
-  """
-  if isinstance(flag, bool):
-    return tf.constant(flag)
-  try:
-    tensor = tf.convert_to_tensor(flag)
-  except (TypeError, ValueError) as e:
-    raise TypeError(
-        "`{}` passed to {} must be a Python bool or a scalar bool tensor, "
-        "but got {!r}. Pass whether this step's gradients were all finite, "
-        "e.g. `tf.reduce_all(tf.math.is_finite(grad))`.".format(
-            arg, caller, flag)) from e
-  if tensor.dtype != tf.bool or tensor.shape.rank not in (None, 0):
-    raise TypeError(
-        "`{}` passed to {} must be a scalar bool tensor, but got a {} tensor "
-        "of shape {}. Reduce it first, e.g. with `tf.reduce_all(...)`.".format(
-            arg, caller, tensor.dtype.name, tensor.shape))
-  return tensor

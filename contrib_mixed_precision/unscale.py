@@ -6,7 +6,7 @@
 all-reduces them before `apply_gradients`), so every exact loss scaler pays
 one pass over every gradient here. Where one call can also decide whether
 what it returns is finite, it does, and the flag goes with the tensors
-(`skip_decision.remember_finite`): `apply_gradients`, handed the very same
+(`known_flags.remember_finite`): `apply_gradients`, handed the very same
 tensors, uses it instead of checking them again. Any gradient the caller
 replaced in between (clipped, all-reduced) is a new tensor and is checked
 as before, so the decision is the same in every case.
@@ -51,6 +51,7 @@ from typing import Any, List, Sequence
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 
 
@@ -241,7 +242,7 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
 
   Returns:
     The unscaled gradients, in order. Their finiteness is remembered
-    (`skip_decision.remember_finite`) when it was computed with them.
+    (`known_flags.remember_finite`) when it was computed with them.
   """
   grads = list(grads) if keep_sparse else densified(grads)
   if xla and _flag_can_follow():
@@ -250,7 +251,7 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
       inv = _reciprocals(loss_scale)
       fused, flags, all_flag = _xla_function()(
           dense, [inv(g.dtype.base_dtype) for g in dense])
-      skip_decision.remember_finite(fused, all_flag, flags)
+      known_flags.remember_finite(fused, all_flag, flags)
       # Checked in `apply_gradients`, as ever.
       not_fused = unscaled([g for g in grads if not _fusable(g)], loss_scale)
       others = iter(not_fused)
@@ -261,13 +262,13 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
     # A tensor, so that a Python number does not make a trace per value.
     result, flag = _unscale_and_check_compiled(
         grads, tf.convert_to_tensor(loss_scale))
-    skip_decision.remember_finite(result, flag)
+    known_flags.remember_finite(result, flag)
     return result
   if not tf.executing_eagerly() and _flag_can_follow():
     # In a function the check runs beside the multiplies. If the caller
     # replaces the gradients, no apply uses the flag, and its ops (all
     # stateless) do not run.
     result, flag = _unscale_and_check(grads, loss_scale)
-    skip_decision.remember_finite(result, flag)
+    known_flags.remember_finite(result, flag)
     return result
   return unscaled(grads, loss_scale)

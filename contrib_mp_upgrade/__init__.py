@@ -30,19 +30,27 @@ It rewrites every way TF 1.15 code reached the API, in every scope:
 * the module paths `...mixed_precision.python.loss_scale_manager` and
   `.loss_scale_optimizer`.
 
-The modules, in the order a run uses them:
+The modules, in the order a run's data flows through them:
 
 * `cli`: the command's flags, their checks, and one run (`run`, `main`);
-* `tree`: reads the input into a plan, and writes the plan all or nothing;
+* `walk`: reads the input tree (or file) into a plan; writes nothing;
 * `notebook`: a notebook's code cells as one Python source, and back;
+* `workers`: the worker processes that convert the files with libcst;
 * `rewrite`: upgrades one source (`upgrade_source`) and applies the edits;
 * `syntax`: TF 1.15 module paths and the libcst node helpers;
 * `resolve`: name resolution, which TF path an expression is, per scope;
 * `uses`: use classification, what to rewrite and what to report;
 * `guards`: why a rewrite may not run on TF 2 (version checks, fallbacks);
 * `slim`: `--contrib-to-slim`, the contrib names `tf_slim` provides;
-* `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan;
-* `report`: the report text.
+* `tf_upgrade_v2_pass`: runs TensorFlow's `tf_upgrade_v2` over the plan,
+  and makes the renames that only its versions up to TF 2.15 made;
+* `blockers`: what still stops each converted file on TF 2, and the fix;
+* `report`: the report text;
+* `commit`: writes the plan and the report all or nothing.
+
+Beside the flow: `signals` turns Ctrl-C (or SIGTERM, SIGHUP) into a clean
+stop, `errors` holds the command's error (`UpgradeError`), and `check` is
+`--check`, which reads through `walk` and writes nothing.
 
 Files that do not use the API are copied byte for byte. The report says what
 changed in each file, which other `tf.contrib` modules it still uses, which
@@ -58,7 +66,7 @@ import importlib
 _EXPORTS = {
     "FileResult": "contrib_mp_upgrade.rewrite",
     "Outcome": "contrib_mp_upgrade.cli",
-    "UpgradeError": "contrib_mp_upgrade.tree",
+    "UpgradeError": "contrib_mp_upgrade.errors",
     "main": "contrib_mp_upgrade.cli",
     "run": "contrib_mp_upgrade.cli",
     "upgrade_source": "contrib_mp_upgrade.rewrite",

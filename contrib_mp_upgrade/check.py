@@ -29,7 +29,7 @@ included (a CI check must not pass on a file it never read), else 0 with
 nothing printed. `.pre-commit-hooks.yaml` runs it on the files pre-commit
 passes.
 
-This module needs only the standard library (and libcst, via `tree`).
+This module needs only the standard library (and libcst, via `walk`).
 """
 
 import argparse
@@ -39,9 +39,10 @@ import re
 import sys
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from contrib_mp_upgrade import errors as errors_lib
 from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import report as report_lib
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import walk
 
 PROG = report_lib.PROG
 FIX = "run {} to convert it".format(PROG)
@@ -117,11 +118,11 @@ def _error(path: str, why: str, line: int = 1) -> Finding:
       why, PROG))
 
 
-def entry_findings(entry: tree.Entry, path: str) -> List[Finding]:
+def entry_findings(entry: walk.Entry, path: str) -> List[Finding]:
   """The findings of one scanned Python file or notebook.
 
   Args:
-    entry: A "python" or "notebook" `tree.Entry` with its `result`.
+    entry: A "python" or "notebook" `walk.Entry` with its `result`.
     path: The name to print for it.
 
   Returns:
@@ -185,7 +186,7 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
   found: List[Finding] = []
   checked = 0
   for root in trees:
-    plan = tree.scan_tree(root, False, None, jobs)
+    plan = walk.scan_tree(root, False, None, jobs)
     for entry in plan.python():
       checked += 1
       found += entry_findings(entry, _join(root, entry.name))
@@ -197,11 +198,11 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
     if os.path.exists(path) and not os.path.isfile(path):
       # A FIFO would block the read forever, /dev/zero never end it.
       found.append(_error(path, "not a regular file ({})".format(
-          tree.special_kind(os.stat(path).st_mode))))
+          walk.special_kind(os.stat(path).st_mode))))
       continue
     try:
-      plan = tree.scan_file(path, path)
-    except tree.UpgradeError as e:
+      plan = walk.scan_file(path, path)
+    except errors_lib.UpgradeError as e:
       found.append(_error(path, "could not be read: {}".format(e)))
       continue
     checked += 1

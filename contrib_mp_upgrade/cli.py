@@ -20,20 +20,24 @@ import argparse
 import dataclasses
 import difflib
 import os
+import re
 import sys
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import check as check_lib
+from contrib_mp_upgrade import commit as commit_lib
+from contrib_mp_upgrade import errors
 from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import report as report_lib
+from contrib_mp_upgrade import signals
 from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import walk
 
 PROG = report_lib.PROG
 DEFAULT_REPORT = "contrib_mp_upgrade_report.txt"
-UpgradeError = tree.UpgradeError
+UpgradeError = errors.UpgradeError
 
 
 @dataclasses.dataclass
@@ -41,7 +45,7 @@ class Outcome:
   """What one run did.
 
   Attributes:
-    plan: The `tree.Plan`: every file and what it became.
+    plan: The `walk.Plan`: every file and what it became.
     report: The report text (also written to `--reportfile` unless
       `dry_run`).
     diffs: One unified diff per changed Python file or notebook (of the
@@ -50,7 +54,7 @@ class Outcome:
     leftovers: `(path, why)` of the backups or the staging directory that
       could not be removed once everything was in place.
   """
-  plan: tree.Plan
+  plan: walk.Plan
   report: str
   diffs: List[str]
   tf_summary: Optional[tf_upgrade_v2_pass.Summary] = None
@@ -66,6 +70,19 @@ def _diff(name: str, old: bytes, new: bytes) -> str:
   new_lines = new.decode("utf-8", "replace").splitlines(keepends=True)
   return "".join(difflib.unified_diff(old_lines, new_lines, "a/" + name,
                                       "b/" + name))
+
+
+def _readable(text: str) -> str:
+  """`text` with each undecodable file-name byte written as `\\xNN`.
+
+  File names that are not UTF-8 (a latin-1 `é` in an old tree) reach Python
+  as lone surrogates, which no UTF-8 report or terminal can hold.
+  """
+  return _SURROGATE.sub(lambda m: "\\x{:02x}".format(
+      ord(m.group()) - 0xDC00), text)
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def _inside(path: str, directory: str) -> bool:
@@ -147,7 +164,7 @@ def _check_report(reportfile, infile, outfile, intree) -> None:
         "report.".format(reportfile))
 
 
-def _find_blockers(plan: tree.Plan,
+def _find_blockers(plan: walk.Plan,
                    tf_summary: Optional[tf_upgrade_v2_pass.Summary],
                    contrib_to_slim: bool = False) -> None:
   """Reads what still stops each final output on TF 2.
@@ -198,7 +215,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   """Upgrades a file or a tree and writes the report; the library form.
 
   Everything is read and decided first; then the output and the report are
-  written all or nothing (see `contrib_mp_upgrade.tree`).
+  written all or nothing (see `contrib_mp_upgrade.commit`).
 
   Args:
     infile: A Python file to upgrade. Exactly one of `infile` and `intree`.
@@ -241,13 +258,13 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   if infile is not None:
     # In place, a symbolic link's target is converted, and the link kept.
     target = os.path.realpath(infile) if inplace else infile
-    plan = tree.scan_file(target, infile, contrib_to_slim)
+    plan = walk.scan_file(target, infile, contrib_to_slim)
     source = infile
     destination = "in place" if inplace else (outfile or "nothing (dry run)")
     if inplace and os.path.islink(infile):
       destination = "in place, in {} (the target of the link)".format(target)
   else:
-    plan = tree.scan_tree(intree, copy_other_files, progress, jobs,
+    plan = walk.scan_tree(intree, copy_other_files, progress, jobs,
                           contrib_to_slim)
     source = intree
     destination = "in place" if inplace else (outtree or "nothing (dry run)")
@@ -255,15 +272,15 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
   _find_blockers(plan, tf_summary, contrib_to_slim)
-  text = tree.readable(report_lib.render(plan, source, destination,
-                                         tf_summary))
-  diffs = [tree.readable(_diff(e.name, e.original, e.written))
+  text = _readable(report_lib.render(plan, source, destination,
+                                     tf_summary))
+  diffs = [_readable(_diff(e.name, e.original, e.written))
            for e in plan.python() if e.changed]
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
                     tf_summary=tf_summary)
   if dry_run:
     return outcome
-  commit = tree.Commit()
+  commit = commit_lib.Commit()
   finished = False
   try:
     _stage(commit, plan, text, infile, outfile, outtree, inplace,
@@ -274,14 +291,14 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     # leave some files converted and others not, so it waits until the end.
     failure = None
     try:
-      with tree.signals_deferred():
+      with signals.signals_deferred():
         try:
           commit.finish()
           finished = True
           outcome.leftovers = commit.leftovers
         except UpgradeError as e:
           failure = e
-    except tree.Interrupted:
+    except signals.Interrupted:
       if failure is None:
         raise
       # A signal held during renames that failed: the failure is the news.
@@ -292,8 +309,8 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     raise UpgradeError(
         "The output could not be put in place ({}); nothing was changed. Fix "
         "the cause and run the command again.".format(
-            tree.describe_os_error(e)))
-  except tree.Interrupted:
+            errors.describe_os_error(e)))
+  except signals.Interrupted:
     if finished:
       return outcome  # It came too late: the output is complete.
     commit.abort()
@@ -305,7 +322,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   return outcome
 
 
-def _stage(commit: tree.Commit, plan: tree.Plan, text: str,
+def _stage(commit: commit_lib.Commit, plan: walk.Plan, text: str,
            infile: Optional[str], outfile: Optional[str],
            outtree: Optional[str], inplace: bool,
            reportfile: Optional[str]) -> None:
@@ -449,17 +466,17 @@ def _echo_to_stderr(outcome: Outcome) -> None:
   for entry in outcome.plan.python():
     for line, message in entry.result.warnings:
       if message.startswith(guards.NEVER_RAN):
-        print(tree.readable("{}: warning: {}: {}".format(
+        print(_readable("{}: warning: {}: {}".format(
             PROG, entry.where(line), message)), file=sys.stderr)
   if outcome.tf_summary is not None:
     for name, why in outcome.tf_summary.failed:
-      print(tree.readable(
+      print(_readable(
           "{}: warning: {}: NOT CONVERTED BY tf_upgrade_v2: {}. {}.".format(
               PROG, name, why, outcome.tf_summary.advice.get(name, ""))),
             file=sys.stderr)
 
 
-def _interrupted(e: tree.Interrupted) -> int:
+def _interrupted(e: signals.Interrupted) -> int:
   """Says that a signal stopped the command; its exit status."""
   print("{}: interrupted ({}); nothing was written.".format(PROG, e),
         file=sys.stderr)
@@ -478,13 +495,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
   """
   args = parser().parse_intermixed_args(argv)
   if args.check or args.paths:
-    with tree.stop_on_signals():
+    with signals.stop_on_signals():
       try:
         return check_lib.main(parser, argv)  # Reads only; its own status.
-      except tree.Interrupted as e:
+      except signals.Interrupted as e:
         return _interrupted(e)
   progress = _show_progress if sys.stderr.isatty() else None
-  with tree.stop_on_signals():
+  with signals.stop_on_signals():
     try:
       outcome = run(infile=args.infile, outfile=args.outfile,
                     intree=args.intree, outtree=args.outtree,
@@ -494,18 +511,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     reportfile=None if args.dry_run else args.reportfile,
                     progress=progress, jobs=args.jobs,
                     contrib_to_slim=args.contrib_to_slim)
-    except tree.Interrupted as e:
+    except signals.Interrupted as e:
       if progress is not None:
         sys.stderr.write("\n")
       return _interrupted(e)
     except (UpgradeError, OSError) as e:
-      print(tree.readable("{}: error: {}".format(PROG, e)), file=sys.stderr)
+      print(_readable("{}: error: {}".format(PROG, e)), file=sys.stderr)
       return 1
   n_changed = len(outcome.changed)
   _echo_to_stderr(outcome)
   for path, why in outcome.leftovers:
-    print(tree.readable("{}: warning: {!r} could not be removed ({}); "
-                        "delete it.".format(PROG, path, why)),
+    print(_readable("{}: warning: {!r} could not be removed ({}); "
+                    "delete it.".format(PROG, path, why)),
           file=sys.stderr)
   if args.dry_run:
     return _to_stdout(
@@ -542,7 +559,7 @@ def _to_stdout(text: str, what: str) -> int:
   except OSError as e:
     stdout_to_devnull()
     print("{}: error: {} could not be written to standard output ({}).".format(
-        PROG, what, tree.describe_os_error(e)), file=sys.stderr)
+        PROG, what, errors.describe_os_error(e)), file=sys.stderr)
     return 1
   return 0
 

@@ -18,7 +18,7 @@ from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import walk
 
 PROG = "contrib-mp-upgrade"
 
@@ -29,7 +29,7 @@ LEGACY_KERAS_HINT = (
 
 
 def _layers_note(result, tf_ran: bool,
-                 entry: Optional[tree.Entry] = None) -> str:
+                 entry: Optional[walk.Entry] = None) -> str:
   note = "tf.layers x{} ({}): {}".format(
       len(result.legacy_layers), _lines(result.legacy_layers, entry=entry),
       LEGACY_KERAS_HINT)
@@ -41,7 +41,7 @@ def _layers_note(result, tf_ran: bool,
 
 
 def _lines(lines: Sequence[int], limit: int = 3,
-           entry: Optional[tree.Entry] = None, output: bool = False) -> str:
+           entry: Optional[walk.Entry] = None, output: bool = False) -> str:
   """`lines 3, 7`, or `cell 2, lines 3, 7` in a notebook.
 
   The lines are of `entry.source`, or of `entry.output` if `output`.
@@ -57,7 +57,7 @@ def _lines(lines: Sequence[int], limit: int = 3,
   return ("line " if len(lines) == 1 else "lines ") + text
 
 
-def _output_at(entry: tree.Entry, line: int) -> str:
+def _output_at(entry: walk.Entry, line: int) -> str:
   """`output line 7`, or `output cell 2, line 7` in a notebook."""
   if entry.notebook is None:
     return "output line {}".format(line)
@@ -65,7 +65,7 @@ def _output_at(entry: tree.Entry, line: int) -> str:
 
 
 def _contrib_summary(other: Dict[str, List[int]],
-                     entry: Optional[tree.Entry] = None) -> str:
+                     entry: Optional[walk.Entry] = None) -> str:
   return "; ".join("{} x{} ({})".format(module, len(lines),
                                         _lines(lines, entry=entry))
                    for module, lines in sorted(other.items()))
@@ -75,7 +75,7 @@ def _plural(n: int, word: str) -> str:
   return "{} {}{}".format(n, word, "" if n == 1 else "s")
 
 
-def _of(n: int, entries: Sequence[tree.Entry]) -> str:
+def _of(n: int, entries: Sequence[walk.Entry]) -> str:
   """`2 of 3 Python files`, `1 of 1 notebook`, or both kinds, counted."""
   notebooks = sum(1 for e in entries if e.kind == "notebook")
   python = len(entries) - notebooks
@@ -88,7 +88,7 @@ def _of(n: int, entries: Sequence[tree.Entry]) -> str:
       _plural(notebooks, "notebook"))
 
 
-def _kinds(entries: Sequence[tree.Entry]) -> str:
+def _kinds(entries: Sequence[walk.Entry]) -> str:
   """`Python files`, `Notebooks`, or `Python files and notebooks`."""
   notebooks = sum(1 for e in entries if e.kind == "notebook")
   if not notebooks:
@@ -97,7 +97,7 @@ def _kinds(entries: Sequence[tree.Entry]) -> str:
       "Python files and notebooks")
 
 
-def render(plan: tree.Plan, source: str, destination: str,
+def render(plan: walk.Plan, source: str, destination: str,
            tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> str:
   """The report text.
 
@@ -197,7 +197,7 @@ def render(plan: tree.Plan, source: str, destination: str,
   return "\n".join(out) + "\n"
 
 
-def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
+def _file_block(entry: walk.Entry, tf_issues, tf_changed: bool,
                 tf_summary) -> List[str]:
   result = entry.result
   out = [entry.name]
@@ -232,14 +232,14 @@ def _file_block(entry: tree.Entry, tf_issues, tf_changed: bool,
   return out
 
 
-def _slim_left(result, entry: Optional[tree.Entry] = None) -> List[str]:
+def _slim_left(result, entry: Optional[walk.Entry] = None) -> List[str]:
   """The uses `--contrib-to-slim` left, each with why."""
   return ["  {}: not rewritten to tf_slim: {}".format(
       entry.at(line) if entry is not None else line, why)
           for line, why in result.slim_left]
 
 
-def _slim_note(python: List[tree.Entry]) -> List[str]:
+def _slim_note(python: List[walk.Entry]) -> List[str]:
   slimmed = [e for e in python if e.result.slim_lines]
   if not slimmed:
     return []
@@ -262,7 +262,7 @@ _RENAMED_AFTER = (
 
 
 def _renamed_after(tf_summary, name: str,
-                   entry: Optional[tree.Entry] = None) -> List[str]:
+                   entry: Optional[walk.Entry] = None) -> List[str]:
   out = []
   for field, what in _RENAMED_AFTER:
     lines = getattr(tf_summary, field).get(name)
@@ -279,7 +279,7 @@ UNREAD_FIX = ("fix what \"Not converted, and needs a person\" below says about "
               "it, then run this command again")
 
 
-def _before_you_run(python: List[tree.Entry], tf_summary) -> List[str]:
+def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
   """The summary at the top: how many files run as they are, and why not.
 
   Every file that a converter did not convert is counted here as not
@@ -289,7 +289,7 @@ def _before_you_run(python: List[tree.Entry], tf_summary) -> List[str]:
   """
   tf_ran = tf_summary is not None
   readable = [e for e in python if not e.result.error]
-  ranked: Dict[str, List[tree.Entry]] = {}
+  ranked: Dict[str, List[walk.Entry]] = {}
   fixes: Dict[str, str] = {}
   uses: Dict[str, int] = {}
   for entry in readable:

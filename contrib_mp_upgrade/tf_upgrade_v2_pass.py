@@ -22,7 +22,7 @@ Two of its renames depend on which TensorFlow runs it: up to TF 2.15 it
 renamed `tf.layers`, the TF1 `tf.summary` functions (`scalar`, `image`,
 `histogram`, `audio`, `text`) and `tf.contrib.tpu`'s Estimator classes;
 later versions leave them, and the program then fails. This pass makes
-those renames itself after it (`_rename_v1`, `rewrite.rename_bare_layers`),
+those renames itself after it (`_rename_v1`, `rename_bare_layers`),
 so the output is the same whichever TensorFlow ran it.
 """
 
@@ -39,10 +39,16 @@ import tempfile
 import tokenize
 from typing import Dict, List, Optional, Sequence, Tuple
 
+import libcst as cst
+from libcst import metadata
+
 from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import commit
+from contrib_mp_upgrade import errors
 from contrib_mp_upgrade import notebook
-from contrib_mp_upgrade import rewrite
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import resolve
+from contrib_mp_upgrade import uses
+from contrib_mp_upgrade import walk
 
 COMMAND = "tf_upgrade_v2"
 
@@ -199,7 +205,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
   """Runs `command` once over copies of `entries`."""
   stage = tempfile.mkdtemp(prefix="contrib-mp-upgrade-tf_upgrade_v2-")
   try:
-    given: Dict[str, tree.Entry] = {}
+    given: Dict[str, walk.Entry] = {}
     for entry in entries:
       path = os.path.join(stage, "tree", *entry.name.split("/"))
       if entry.notebook:
@@ -219,7 +225,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
           timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as e:
-      raise tree.UpgradeError(
+      raise errors.UpgradeError(
           "`--tf_upgrade_v2`: {!r} could not be run ({}). Nothing was "
           "written.".format(command, e))
     tail = proc.stdout.decode("utf-8", "replace").strip()
@@ -255,7 +261,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
                          match.group("message").strip()))
     return _Attempt(True, outputs, issues, "")
   finally:
-    tree.remove_tree(stage)
+    commit.remove_tree(stage)
 
 
 def _last_line(tail: str) -> str:
@@ -328,12 +334,98 @@ def _rename_v1(source: bytes) -> Tuple[bytes, List[int], List[int]]:
           sorted(set(lines["tpu"])))
 
 
+class _LayersRenamer(cst.CSTTransformer):
+
+  def __init__(self, nodes):
+    super().__init__()
+    self.nodes = set(nodes)
+
+  def leave_Attribute(self, original_node, updated_node):
+    if original_node not in self.nodes:
+      return updated_node
+    compat = cst.Attribute(value=cst.Attribute(
+        value=updated_node.value, attr=cst.Name("compat")),
+                           attr=cst.Name("v1"))
+    return updated_node.with_changes(value=compat)
+
+
+# `X.layers` that cannot be TF 1's `tf.layers`: TF 2's successors, and
+# what `--tf_upgrade_v2` or contrib already name.
+_NOT_BARE_LAYERS = ("v1", "contrib", "keras")
+_LAYERS_WORD = re.compile(
+    rb"(?<!\bcontrib\.)(?<!\bv1\.)(?<!\bkeras\.)\blayers\b")
+
+
+def _may_name_tf_layers(source: bytes) -> bool:
+  """Whether `source` may use `tf.layers`: Python's parser, before libcst.
+
+  After `tf_upgrade_v2` every file that mentions `layers` would otherwise go
+  through libcst's scope analysis, three times the CPU of the two
+  converters together on a tree that uses `tf.contrib.layers` throughout.
+  It answers True whenever it cannot tell.
+  """
+  if not _LAYERS_WORD.search(source):
+    return False  # Every `layers` is `contrib.`, `v1.` or `keras.layers`.
+  try:
+    module = ast.parse(source)
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return True
+  for node in ast.walk(module):
+    if isinstance(node, ast.Attribute) and node.attr == "layers":
+      value = node.value
+      if not (isinstance(value, ast.Attribute) and
+              value.attr in _NOT_BARE_LAYERS):
+        return True
+    elif isinstance(node, ast.ImportFrom):
+      if "layers" in (node.module or "") or any(
+          "layers" in alias.name for alias in node.names):
+        return True
+    elif isinstance(node, ast.Import):
+      if any("layers" in alias.name for alias in node.names):
+        return True
+    elif isinstance(node, ast.Constant) and node.value == "layers":
+      return True  # `getattr(tf, "layers")`.
+  return False
+
+
+def rename_bare_layers(source: bytes) -> Tuple[bytes, List[int]]:
+  """Rewrites `tf.layers` as `tf.compat.v1.layers`, as tf_upgrade_v2 did.
+
+  tf_upgrade_v2 up to TensorFlow 2.15 made this rename; later versions
+  leave `tf.layers`, which TensorFlow 2 lacks. `--tf_upgrade_v2` applies it
+  after TensorFlow's converter, so its result does not depend on which
+  TensorFlow ran.
+
+  Args:
+    source: A Python source, as bytes.
+
+  Returns:
+    `(new source, lines renamed)`; the source itself when nothing changed
+    or it does not parse.
+  """
+  if b"layers" not in source or not _may_name_tf_layers(source):
+    return source, []
+  try:
+    tree = cst.parse_module(source)
+  except cst.ParserSyntaxError:
+    return source, []
+  analysis = resolve.Analysis(
+      metadata.MetadataWrapper(tree, unsafe_skip_copy=True))
+  collector = uses.Collector(analysis)
+  analysis.module.visit(collector)
+  if not collector.bare_layers:
+    return source, []
+  new = analysis.module.visit(_LayersRenamer(collector.bare_layers))
+  return new.bytes, sorted({analysis.line(n)
+                            for n in collector.bare_layers})
+
+
 def _unparsed_advice(name: str) -> str:
   return ("tf_upgrade_v2 could not parse it (it left the file empty), so "
           "its TF1 API is not converted. " + _advice(name))
 
 
-def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
+def run(plan: walk.Plan, command: str, timeout: float = 3600) -> Summary:
   """Runs `command` over the plan's Python files; updates their output.
 
   A file that `tf_upgrade_v2` cannot convert (it crashes on valid Python
@@ -350,7 +442,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     A `Summary`.
 
   Raises:
-    tree.UpgradeError: It could not be run, or fails even on a file with
+    errors.UpgradeError: It could not be run, or fails even on a file with
       nothing in it to convert.
   """
   summary = Summary(command=command)
@@ -388,7 +480,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
     else:
       probe = _Given("probe.py", b"import tensorflow as tf\n")
       if not _attempt([probe], command, timeout).ok:
-        raise tree.UpgradeError(
+        raise errors.UpgradeError(
             "`--tf_upgrade_v2`: {!r} fails even on an empty program. Nothing "
             "was written. Its output ended with:\n{}".format(
                 command, first.tail))
@@ -405,7 +497,7 @@ def run(plan: tree.Plan, command: str, timeout: float = 3600) -> Summary:
       summary.unparsed.append(name)
       continue
     new = new.replace(b"\r\n", b"\n")
-    new, renamed = rewrite.rename_bare_layers(new)
+    new, renamed = rename_bare_layers(new)
     if renamed:
       summary.layers_renamed[name] = renamed
     new, summary_lines, tpu_lines = _rename_v1(new)

@@ -4,19 +4,18 @@
 
 A small runner of our own (mutmut and cosmic-ray re-import TensorFlow for
 every mutant of every line, which takes hours here). `MUTANTS` lists
-hand-written mutants of skip_decision.py, loss_scale.py,
-loss_scale_optimizer.py, step_scale.py, unscale.py, sync_replicas.py,
-_tf_compat.py and _validation.py: each is a snippet of a module, what it
-becomes, and the fast tests that should fail. A mutant that changes a
-number is judged by TF 1.15's optimizer (tests/tf115_reference.py, through
-the tests that compare with it), never by the package itself.
+hand-written mutants of the step's modules (`SCORED`), _tf_compat.py and
+_validation.py: each is a snippet of a module, what it becomes, and the
+fast tests that should fail. A mutant that changes a number is judged by
+TF 1.15's optimizer (tests/tf115_reference.py, through the tests that
+compare with it), never by the package itself.
 
 The repository is copied once to a temporary directory; each mutant is
 applied to that copy only (never to the working tree, which other processes
 import), the named tests run there with the given interpreter, and the
 file is restored. A mutant is killed when its tests fail (or time out);
-it survives when they pass. The score counts the six modules of the
-step (`SCORED`); _validation.py's and _tf_compat.py's mutants are reported
+it survives when they pass. The score counts the modules of the step
+(`SCORED`); _validation.py's and _tf_compat.py's mutants are reported
 apart.
 
 Not part of CI: a whole run takes about 15 minutes on 2 cores.
@@ -46,6 +45,8 @@ _DEFAULT_PYTHON = os.path.expanduser(
 Mutant = collections.namedtuple("Mutant", "id file old new tests what")
 
 _SD = "contrib_mixed_precision/skip_decision.py"
+_KF = "contrib_mixed_precision/known_flags.py"
+_RC = "contrib_mixed_precision/replica_consensus.py"
 _LS = "contrib_mixed_precision/loss_scale.py"
 _LSO = "contrib_mixed_precision/loss_scale_optimizer.py"
 _SR = "contrib_mixed_precision/sync_replicas.py"
@@ -54,7 +55,7 @@ _UN = "contrib_mixed_precision/unscale.py"
 _TFC = "contrib_mixed_precision/_tf_compat.py"
 _STEP = "contrib_mixed_precision/step_scale.py"
 # The modules the score is given for.
-SCORED = (_SD, _LS, _LSO, _SR, _UN, _STEP)
+SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP)
 
 _EAGER = "tests/eager_compiled_test.py"
 _DUP = "tests/duplicate_sum_test.py"
@@ -119,19 +120,19 @@ MUTANTS = (
            (_EAGER,), "the eager compiled unscale pairs gradients with the "
            "wrong variables when one is None"),
     # -- The flags the unscale computes, and the ops of the common step.
-    Mutant("U01", _SD,
+    Mutant("U01", _KF,
            "    if len(members) == group.size:",
            "    if members:",
            (_UNSCALE,), "a part of a group is decided by the whole group's "
            "flag"),
-    Mutant("U02", _SD,
+    Mutant("U02", _KF,
            "      flags.extend(group.flags[i] for i in sorted(members))",
            "      flags.extend(group.flags[0] for i in sorted(members))",
            (_UNSCALE,), "a part of a group takes the first tensor's flag"),
     Mutant("U03", _UN,
            "      others = iter(not_fused)",
            "      others = iter(not_fused)\n"
-           "      skip_decision.remember_finite(not_fused, all_flag)",
+           "      known_flags.remember_finite(not_fused, all_flag)",
            (_UNSCALE,), "the XLA flag is remembered for the sparse gradients "
            "it did not check"),
     Mutant("U04", _SD,
@@ -240,7 +241,8 @@ MUTANTS = (
            "  if isinstance(grad, tf.IndexedSlices):\n    return grad.values",
            "  if isinstance(grad, tf.IndexedSlices):\n    return grad.indices",
            (_SKIP,), "an IndexedSlices is checked through its indices"),
-    Mutant("S14", _SD,
+    # -- replica_consensus.py
+    Mutant("S14", _RC,
            "    return tf.greater_equal(finite_count, "
            "strategy.num_replicas_in_sync - 0.5)\n\n  return ctx.merge_call(",
            "    return tf.greater_equal(finite_count, "

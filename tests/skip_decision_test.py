@@ -14,6 +14,7 @@ import program_util
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import step_inputs
 
 MODES = ("graph", "eager", "function")
 BIG = float(np.finfo(np.float32).max) / 2
@@ -391,7 +392,7 @@ class StringGradientTest(tf.test.TestCase, parameterized.TestCase):
       opt.apply_gradients([(grad, var)])
     self.assertAllEqual([1.0], var.numpy())
     with self.assertRaisesRegex(TypeError, r"`g` must be .*Strings are not"):
-      skip_decision.as_gradient(grad, "g")
+      step_inputs.as_gradient(grad, "g")
 
   def test_string_tensor_is_refused_by_the_check(self):
     with self.assertRaisesRegex(TypeError, r"`grads\[1\]` must be a numeric"):

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 
 import contrib_mixed_precision as mp
+from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 
 _T = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
@@ -597,7 +598,7 @@ class WrappedSparseFeedTest(tf.test.TestCase, parameterized.TestCase):
 class EagerTableTest(tf.test.TestCase):
 
   def test_table_returns_to_its_size(self):
-    table = skip_decision._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
+    table = known_flags._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
     gc.collect()
     before = len(table)
     model = _Model(n_scalars=_T)

@@ -9,7 +9,7 @@ gradients on; one XLA pass with `xla_unscale=True`, in every mode), and
 TF 1.15 checked the values `apply_gradients` was handed. Each probe here
 does what a real TF1 or TF2 user does between or around the two calls and
 compares the trained variables with NumPy, or with the same program whose
-remembered flags are bypassed (`skip_decision._split_known` replaced by one
+remembered flags are bypassed (`known_flags.split_known` replaced by one
 that knows nothing: the old, always-checking behaviour):
 
 * a gradient tensor fed in a session (the TF1 gradient-accumulation
@@ -44,6 +44,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 from contrib_mixed_precision import graph_keys
+from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
@@ -80,11 +81,11 @@ class _OldCheck(object):
   """Context: `all_finite` checks every gradient (no remembered flags)."""
 
   def __enter__(self):
-    self._saved = skip_decision._split_known  # pylint: disable=protected-access
-    skip_decision._split_known = lambda grads: ([], list(grads))  # pylint: disable=protected-access
+    self._saved = known_flags.split_known
+    known_flags.split_known = lambda grads: ([], list(grads))
 
   def __exit__(self, *unused):
-    skip_decision._split_known = self._saved  # pylint: disable=protected-access
+    known_flags.split_known = self._saved
 
 
 class FedGradientTest(tf.test.TestCase, parameterized.TestCase):
@@ -678,7 +679,7 @@ class V1ControlFlowTest(tf.test.TestCase):
 class LifetimeTest(tf.test.TestCase, parameterized.TestCase):
 
   def test_eager_table_is_flat_over_2000_steps(self):
-    table = skip_decision._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
+    table = known_flags._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
     gc.collect()
     before = len(table)
     for xla, n in ((False, _T), (True, 1)):

@@ -30,6 +30,7 @@ import numpy as np
 import tensorflow as tf
 
 import contrib_mixed_precision as mp
+from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
@@ -436,7 +437,7 @@ class FusedUnscaleTest(tf.test.TestCase, parameterized.TestCase):
                             xla_unscale="False")
 
   def test_eager_flags_go_with_their_tensors(self):
-    table = skip_decision._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
+    table = known_flags._EAGER_KNOWN_FLAGS  # pylint: disable=protected-access
     before = len(table)
     _train(self, "eager", False, [{}] * 5)
     _train(self, "eager", True, [{}] * 5)

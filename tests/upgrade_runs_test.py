@@ -239,7 +239,7 @@ class FailingFileIsFoundTest(tf.test.TestCase):
     files["m5.py"] += "# CRASH\n"
     intree = os.path.join(tmp, "in")
     _write(intree, files)
-    plan = cli.tree.scan_tree(intree, True)
+    plan = cli.walk.scan_tree(intree, True)
     summary = tf_upgrade_v2_pass.run(plan, command)
     self.assertEqual([name for name, _ in summary.failed], ["m3.py", "m5.py"])
     self.assertIn("RuntimeError: pasta could not annotate it",

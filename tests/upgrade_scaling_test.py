@@ -17,6 +17,7 @@ from absl.testing import absltest
 from absl.testing import parameterized
 
 from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import tf_upgrade_v2_pass
 
 # Linear work grows 4x when the file grows 4x; fixed costs (imports added,
 # the module's own nodes) make the ratio a little lower, not higher. A
@@ -159,7 +160,7 @@ class LayersRenameTest(parameterized.TestCase):
   )
   def test_renamed_exactly_where_tf_layers_is_used(self, code, lines):
     source = ("import tensorflow as tf\n" + code).encode("utf-8")
-    new, renamed = rewrite.rename_bare_layers(source)
+    new, renamed = tf_upgrade_v2_pass.rename_bare_layers(source)
     self.assertEqual(renamed, lines)
     if lines:
       self.assertIn(b"tf.compat.v1.layers", new)
@@ -173,7 +174,7 @@ class LayersRenameTest(parameterized.TestCase):
     source = ("\n".join(body + ["  return net"]) + "\n").encode("utf-8")
     profile = cProfile.Profile()
     profile.enable()
-    rewrite.rename_bare_layers(source)
+    tf_upgrade_v2_pass.rename_bare_layers(source)
     profile.disable()
     # libcst's parse and scope analysis make about a thousand calls per
     # line; a regular expression makes a handful.

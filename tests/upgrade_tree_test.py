@@ -25,7 +25,8 @@ from absl.testing import absltest
 
 import contrib_mp_upgrade
 from contrib_mp_upgrade import rewrite
-from contrib_mp_upgrade import tree
+from contrib_mp_upgrade import walk
+from contrib_mp_upgrade import workers
 
 _FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "testdata", "upgrade_fixture")
@@ -296,19 +297,19 @@ class WorkSplitTest(absltest.TestCase):
         _OTHER_CONTRIB]
 
     def entries():
-      return [tree.Entry(name="m%d.py" % i, path="", kind="python",
+      return [walk.Entry(name="m%d.py" % i, path="", kind="python",
                          source=source) for i, source in enumerate(sources)]
 
     serial, parallel = entries(), entries()
-    tree.upgrade_all(serial, jobs=1)
+    workers.upgrade_all(serial, jobs=1)
     seen = []
-    limit = tree._PARALLEL_LINES  # pylint: disable=protected-access
-    tree._PARALLEL_LINES = 0  # pylint: disable=protected-access
+    limit = workers._PARALLEL_LINES  # pylint: disable=protected-access
+    workers._PARALLEL_LINES = 0  # pylint: disable=protected-access
     try:
-      tree.upgrade_all(parallel, lambda done, total: seen.append(
+      workers.upgrade_all(parallel, lambda done, total: seen.append(
           (done, total)), jobs=2)
     finally:
-      tree._PARALLEL_LINES = limit  # pylint: disable=protected-access
+      workers._PARALLEL_LINES = limit  # pylint: disable=protected-access
     self.assertEqual([e.output for e in parallel],
                      [e.output for e in serial])
     self.assertEqual([e.result for e in parallel],
