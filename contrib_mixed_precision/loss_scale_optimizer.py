@@ -224,17 +224,20 @@ class LossScaleOptimizer(_V1Optimizer):
         behaviour). When True and `apply_gradients` gets a `global_step`,
         a skipped step still increments it, so step-based hooks such as
         `StopAtStepHook` count skipped steps too.
-      xla_unscale: Keyword-only, default False. When True, eagerly and in
-        a `tf.function`, `compute_gradients` unscales each dense floating
-        gradient and checks it for NaN and Inf in one XLA-compiled pass
-        (`jit_compile`), which reads every element once instead of twice,
-        and `apply_gradients` uses that check for the gradients it gets
-        back unchanged. The skip decision is the same. It changes nothing
-        in a TF1 graph, where a Session may feed the gradients values the
-        check never saw. Off by default: on a CPU, TF's own kernels were
-        faster in every case measured (docs/performance.md); on a GPU it
-        saves a read of every gradient element, and needs a working XLA
-        GPU compiler.
+      xla_unscale: Keyword-only, default False. When True, eagerly,
+        `compute_gradients` unscales each dense floating gradient and
+        checks it for NaN and Inf in one XLA-compiled pass (`jit_compile`),
+        which reads every element once instead of twice, and
+        `apply_gradients` uses that check for the gradients it gets back
+        unchanged. The numbers and the skip decision are TF 1.15's. It
+        changes nothing in a TF1 graph, where a Session may feed the
+        gradients values the check never saw, nor in a `tf.function`,
+        where Grappler regroups TF 1.15's multiplies with the backprop's
+        and an XLA call would keep them apart (one bit off TF 1.15; XLA's
+        auto-clustering fuses there on a GPU). Off by default: on a CPU,
+        TF's own kernels were faster in every case measured
+        (docs/performance.md); on a GPU it saves a read of every gradient
+        element, and needs a working XLA GPU compiler.
       keep_sparse_gradients: Keyword-only, default False. By default an
         `IndexedSlices` gradient (an embedding's) is made dense when it is
         unscaled, as TF 1.15 made it, so the inner optimizer takes its

@@ -36,10 +36,11 @@ import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import _validation
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 
-_FLOAT32_TINY = float(np.finfo(np.float32).tiny)  # 2**-126
+_FLOAT32_TINY = _validation.FLOAT32_TINY  # 2**-126
 
 _HEAD = ("LossScaleOptimizer scales the loss and unscales the gradients by "
          "a positive scalar loss scale that float32 can hold, but ")
@@ -112,8 +113,13 @@ def _problem(value: float) -> Optional[str]:
   return None
 
 
-def _describe(value) -> str:
-  """`value` as the message shows it: with its type when it is not plain."""
+def _describe(value, dtype=None) -> str:
+  """`value` as the message shows it: with its type when it is not plain.
+
+  `dtype`: the tensor's dtype, when `value` is a tensor's NumPy value.
+  """
+  if dtype is not None:
+    return "{} ({})".format(np.asarray(value).tolist(), dtype.name)
   if isinstance(value, np.ndarray):
     return "{!r} (a {} array)".format(value.tolist(), value.dtype)
   if isinstance(value, np.number):
@@ -133,10 +139,13 @@ def _check_shape(shape, manager) -> None:
     raise _shape_error(manager, shape.as_list())
 
 
-def _check_host_value(value, manager, received=None) -> None:
-  """Raises `_error` unless host `value` (shape [] or [1]) can be a scale."""
+def _check_host_value(value, manager, dtype=None) -> None:
+  """Raises `_error` unless host `value` (shape [] or [1]) can be a scale.
+
+  `dtype`: the tensor's dtype, when `value` is a tensor's NumPy value. The
+  message is only built when it is raised: eager steps call this.
+  """
   _check_shape(np.shape(value), manager)
-  received = _describe(value) if received is None else received
   try:
     with np.errstate(all="ignore"):
       wide = np.asarray(value, dtype=np.float64).reshape([])
@@ -144,7 +153,7 @@ def _check_host_value(value, manager, received=None) -> None:
     wide = np.float64(np.inf) if value > 0 else np.float64(-np.inf)
   problem = _problem(float(wide))
   if problem is not None:
-    raise _error(manager, received, problem)
+    raise _error(manager, _describe(value, dtype), problem)
 
 
 def _refuse_bool(value, manager) -> None:
@@ -253,16 +262,14 @@ def read(raw, manager) -> StepScale:
   _check_shape(scale.shape, manager)
   checked = False
   if tf.executing_eagerly():
-    _check_host_value(scale.numpy(), manager,
-                      "{} ({})".format(scale.numpy().tolist(),
-                                       scale.dtype.name))
+    if not _kept_in_range_by_its_policy(manager):  # No work per step.
+      _check_host_value(scale.numpy(), manager, scale.dtype)
   else:
     static = tf.get_static_value(scale)
     if static is not None:
       # Known now: said now. (Grappler folds a constant's check, and the
       # `Assert`'s control edge with it, so that an apply could run first.)
-      _check_host_value(static, manager, "{} ({})".format(
-          np.asarray(static).tolist(), scale.dtype.name))
+      _check_host_value(static, manager, scale.dtype)
     elif (not _kept_in_range_by_its_policy(manager) and
           not _tf_compat.in_xla_context()):  # XLA drops an `Assert`.
       scale = _run_time_check(scale, manager)

@@ -31,12 +31,14 @@ multiplies, each where it was measured fastest (docs/performance.md):
   `_unscale_and_check` as one compiled call (`_unscale_and_check_compiled`),
   where op by op each multiply would be a Python dispatch. Below that, the
   multiplies op by op, and the check in `apply_gradients`.
-* With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), eagerly
-  and in a `tf.function`: each dense floating gradient is unscaled and
-  checked in one XLA-compiled pass (`_xla_function`), which reads every
-  element once, where the two passes read it twice. Sparse and complex
-  gradients take the multiply above (XLA would compile again for every new
-  row count).
+* With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), eagerly:
+  each dense floating gradient is unscaled and checked in one XLA-compiled
+  pass (`_XLA_UNSCALE_AND_CHECK`), which reads every element once, where the two
+  passes read it twice. Sparse and complex gradients take the multiply
+  above (XLA would compile again for every new row count). Not in a
+  `tf.function`: Grappler's arithmetic optimizer regroups TF 1.15's
+  multiply with the backprop's chain of multiplies there, and an XLA call,
+  opaque to it, kept the product in another order, one bit off TF 1.15's.
 
 The flag goes with the tensors in eager mode and inside a `tf.function`
 only (`_flag_can_follow`). In a TF1-style graph, `Session.run` may feed any
@@ -161,7 +163,7 @@ def _unscale_and_check_dense(grads, inverses):
   """Dense floating `grads` times `inverses` (one each), and their finiteness.
 
   Returns the unscaled gradients, one flag per gradient, and the flag of
-  them all. Compiled by XLA (`_xla_function`), the multiply and the
+  them all. Compiled by XLA (`_XLA_UNSCALE_AND_CHECK`), the multiply and the
   check of each gradient are one loop over its elements. Each inverse
   comes in already cast to its gradient's dtype, as `unscaled` casts it:
   cast inside, XLA may drop a float32 -> bfloat16 -> float32 round trip
@@ -176,31 +178,11 @@ def _unscale_and_check_dense(grads, inverses):
   return result, flags, tf.reduce_all(tf.stack(flags))
 
 
-def _xla_function():
-  """A `tf.function(jit_compile=True)` of `_unscale_and_check_dense`.
-
-  Traced once per gradient signature; XLA compiles each new shape. Eager
-  callers share one. A graph (a `tf.function`'s included) gets its own, held
-  by the graph: a function called while a graph is built keeps that graph
-  alive for as long as the function lives.
-  """
-  if tf.executing_eagerly():
-    return _EAGER_XLA_FUNCTION
-  graph = tf.compat.v1.get_default_graph()
-  function = getattr(graph, _XLA_FUNCTION_ATTR, None)
-  if function is None:
-    function = _new_xla_function()
-    setattr(graph, _XLA_FUNCTION_ATTR, function)
-  return function
-
-
-def _new_xla_function():
-  return tf.function(_unscale_and_check_dense, jit_compile=True,
-                     reduce_retracing=True, autograph=False)
-
-
-_XLA_FUNCTION_ATTR = "_contrib_mp_unscale_and_check_xla"
-_EAGER_XLA_FUNCTION = _new_xla_function()
+# `_unscale_and_check_dense`, compiled by XLA: traced once per gradient
+# signature, and XLA compiles each new shape. Eager steps only (`unscale`).
+_XLA_UNSCALE_AND_CHECK = tf.function(
+    _unscale_and_check_dense, jit_compile=True, reduce_retracing=True,
+    autograph=False)
 
 
 def _flag_can_follow() -> bool:
@@ -235,7 +217,7 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
     loss_scale: The scalar floating tensor the loss was multiplied by (its
       reciprocal is taken in its own dtype, as TF 1.15 took it).
     xla: Unscale and check dense floating gradients in one XLA-compiled
-      pass, eagerly and in a `tf.function`.
+      pass, eagerly (see the module docstring).
     keep_sparse: Keep `IndexedSlices` gradients sparse (their values
       unscaled). By default they are made dense first, as TF 1.15 made them
       (`densified`).
@@ -245,11 +227,11 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
     (`known_flags.remember_finite`) when it was computed with them.
   """
   grads = list(grads) if keep_sparse else densified(grads)
-  if xla and _flag_can_follow():
+  if xla and tf.executing_eagerly():
     dense = [g for g in grads if _fusable(g)]
     if dense:
       inv = _reciprocals(loss_scale)
-      fused, flags, all_flag = _xla_function()(
+      fused, flags, all_flag = _XLA_UNSCALE_AND_CHECK(
           dense, [inv(g.dtype.base_dtype) for g in dense])
       known_flags.remember_finite(fused, all_flag, flags)
       # Checked in `apply_gradients`, as ever.

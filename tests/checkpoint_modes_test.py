@@ -15,9 +15,14 @@ The names are TF 1.15's graph-mode names: the first optimizer's inner apply
 ran in the name scope `cond`, an exponential manager's update took the next
 `cond_N`, and the next optimizer's apply the one after. Other conds in the
 graph (the user's, a dynamic adapter's update) take no index, in any mode.
+
+The uninterrupted graph-mode run is itself judged by TF 1.15's optimizer
+(`tf115_harness`) on the same steps: every variable, slot, non-slot
+variable and scale equal to the bit, by role.
 """
 
 import os
+import re
 
 from absl.testing import parameterized
 import numpy as np
@@ -25,18 +30,21 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 
+import tf115_harness as harness
+
 OPTIMIZERS = {
     "adam": lambda: tf.compat.v1.train.AdamOptimizer(0.1),
     "momentum": lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9),
     "sgd": lambda: tf.compat.v1.train.GradientDescentOptimizer(0.1),
 }
 MANAGERS = {
-    "exponential": lambda: mp.ExponentialUpdateLossScaleManager(8, 2, 1, 2,
-                                                                0.5),
-    "fixed": lambda: mp.FixedLossScaleManager(4),
+    "exponential": lambda lib=mp: lib.ExponentialUpdateLossScaleManager(
+        8, 2, 1, 2, 0.5),
+    "fixed": lambda lib=mp: lib.FixedLossScaleManager(4),
     # TF2's policy behind an adapter, whose update builds a `tf.cond` of its
     # own in graph mode.
-    "dynamic": lambda: mp.LossScaleManager.from_loss_scale(
+    # (The package's only: TF 1.15 had no TF2 policy.)
+    "dynamic": lambda lib=mp: mp.LossScaleManager.from_loss_scale(
         tf.compat.v1.mixed_precision.DynamicLossScale(8, 2, 2)),
 }
 # Gradients of three steps; the second is non-finite and skipped.
@@ -51,23 +59,52 @@ def _foreign_cond():
                  lambda: tf.constant(2.0))
 
 
+def _roles(i, w, opt, inner, manager):
+  """The state of the i-th optimizer by role, as both sides name it."""
+  roles = {"w{}".format(i): w}
+  slots = set()
+  for name in opt.get_slot_names():
+    slot = opt.get_slot(w, name)
+    slots.add(id(slot))
+    roles["w{}/{}".format(i, name)] = slot
+  for variable in inner.variables():
+    if id(variable) not in slots:
+      # Without a scope, a second optimizer's is `beta1_power_1`.
+      role = re.sub(r"_\d+$", "", variable.op.name.split("/")[-1])
+      roles["opt{}/{}".format(i, role)] = variable
+  variables = list(getattr(manager, "variables", list)())
+  if variables:
+    for role, variable in zip(("loss_scale", "good_steps", "bad_steps"),
+                              variables):
+      roles["opt{}/{}".format(i, role)] = variable
+  else:
+    roles["opt{}/loss_scale".format(i)] = manager.get_loss_scale()
+  return roles
+
+
 def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None,
-                 foreign_cond=False):
+                 foreign_cond=False, lib=None, roles=None):
   """Trains in graph mode; returns {variable name: value} at the end.
 
   One LossScaleOptimizer per entry of `managers`, the i-th training the
-  variable `w{i}` with the gradients `steps` (the same for each).
+  variable `w{i}` with the gradients `steps` (the same for each), by `lib`
+  (a `tf115_harness.Library`; the package's if None). A dict `roles` is
+  filled with the state by role (`_roles`).
   """
+  lib = lib or harness.Library(harness.PACKAGE)
   with tf.Graph().as_default():
     if foreign_cond:
       _foreign_cond()
     grad = tf.compat.v1.placeholder(tf.float32, [2])
-    train_ops = []
+    train_ops, by_role = [], {}
     for i, manager in enumerate(managers):
       w = tf.compat.v1.get_variable("w{}".format(i), initializer=[1.0, 2.0])
-      opt = mp.LossScaleOptimizer(OPTIMIZERS[optimizer](), MANAGERS[manager]())
+      inner = OPTIMIZERS[optimizer]()
+      manager = MANAGERS[manager](lib)
+      opt = lib.LossScaleOptimizer(inner, manager)
       train_ops.append(opt.apply_gradients([(grad, w)]))
-    saver = tf.compat.v1.train.Saver()
+      by_role.update(_roles(i, w, opt, inner, manager))
+    saver = tf.compat.v1.train.Saver() if lib.which == harness.PACKAGE else None
     with tf.compat.v1.Session() as sess:
       sess.run(tf.compat.v1.global_variables_initializer())
       if restore_from:
@@ -77,8 +114,23 @@ def _graph_train(optimizer, managers, steps, restore_from=None, save_to=None,
           sess.run(train_op, {grad: g})
       if save_to:
         saver.save(sess, save_to)
+      if roles is not None:
+        roles.update(sess.run(by_role))
       variables = tf.compat.v1.global_variables()
       return dict(zip([v.op.name for v in variables], sess.run(variables)))
+
+
+_TF115_STATES = {}
+
+
+def _tf115_state(optimizer, managers, steps):
+  """TF 1.15's graph-mode run, by role; one per model (the modes share it)."""
+  key = (optimizer, tuple(managers), repr(steps))
+  if key not in _TF115_STATES:
+    roles = _TF115_STATES[key] = {}
+    _graph_train(optimizer, managers, steps,
+                 lib=harness.Library(harness.ORACLE), roles=roles)
+  return _TF115_STATES[key]
 
 
 def _eager_program(optimizer, managers, mode, foreign_cond=False):
@@ -155,8 +207,18 @@ class CheckpointAcrossModesTest(tf.test.TestCase, parameterized.TestCase):
     after_eager_step = _values(variables)
     back = _graph_train(optimizer, managers, [], restore_from=eager_ckpt)
     self.assertSameState(after_eager_step, back)
-    uninterrupted = _graph_train(optimizer, managers, GRADS + [EXTRA])
+    package = {}
+    uninterrupted = _graph_train(optimizer, managers, GRADS + [EXTRA],
+                                 roles=package)
     self.assertSameState(uninterrupted, back)
+    # The uninterrupted run is TF 1.15's, to the bit.
+    oracle = _tf115_state(optimizer, managers, GRADS + [EXTRA])
+    self.assertCountEqual(oracle.keys(), package.keys())
+    for role, value in oracle.items():
+      self.assertEqual((value.dtype, value.tobytes()),
+                       (package[role].dtype, package[role].tobytes()),
+                       msg="{}: package {} != TF 1.15's {}".format(
+                           role, package[role], value))
 
   @parameterized.product(
       case=[

@@ -11,6 +11,11 @@ once per step, not once per replica.
 Logical devices can only be configured before TensorFlow initialises its
 runtime, so each scenario runs in a fresh Python process (this module, run
 with `-c`), once per test class, and reports plain numbers as JSON.
+
+The judge of the custom loop's numbers is TF 1.15's optimizer
+(`tf115_harness`) on the same model without the strategy: one device, the
+two replicas' losses summed into one (the v1 optimizer sums the replicas'
+gradients), in a `tf.function` in this process.
 """
 
 import importlib.util
@@ -27,6 +32,8 @@ import tensorflow as tf
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
+
+import tf115_harness as harness
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -111,6 +118,39 @@ def strategy_run_scenario():
         "global_step": [_as_list(v) for v in local(global_step)],
     })
   return {"steps": steps, "tf_version": tf.__version__}
+
+
+def tf115_one_device_steps():
+  """`strategy_run_scenario`'s model by TF 1.15's optimizer, on one device.
+
+  TF 1.15 crashed under `MirroredStrategy` (tensorflow#25080): its judge is
+  the same model without the strategy, whose loss is the sum of the two
+  replicas' losses. Returns each step's state, as the scenario's replica.
+  """
+  lib = harness.Library(harness.ORACLE)
+  w = tf.Variable([1.0, -1.0], name="w")
+  manager = lib.ExponentialUpdateLossScaleManager(_INIT_SCALE, 2, 1, 2, 0.5)
+  lso = lib.LossScaleOptimizer(
+      tf.compat.v1.train.MomentumOptimizer(_LR, _MOMENTUM), manager)
+  global_step = tf.Variable(0, dtype=tf.int64, trainable=False)
+
+  @tf.function
+  def train_step(bad):
+    loss = lambda: (tf.reduce_sum(w * _GRAD) * 1.0 +
+                    tf.reduce_sum(w * _GRAD) * bad)
+    lso.apply_gradients(lso.compute_gradients(loss, var_list=[w]),
+                        global_step)
+
+  steps = []
+  for bad in _REPLICA1_FACTORS:
+    train_step(tf.constant(bad))
+    scale, good, bad_steps = manager.variables()
+    steps.append({
+        "w": _as_list(w), "momentum": _as_list(lso.get_slot(w, "momentum")),
+        "scale": _as_list(scale), "good_steps": _as_list(good),
+        "bad_steps": _as_list(bad_steps),
+        "global_step": _as_list(global_step)})
+  return steps
 
 
 def cross_replica_scenario():
@@ -299,6 +339,15 @@ class MirroredStrategyRunTest(tf.test.TestCase, parameterized.TestCase):
   def test_global_step_counts_applied_steps_only(self):
     self.assertEqual(list(np.cumsum(_FINITE)),
                      [s["global_step"][0] for s in self._steps()])
+
+  def test_every_replica_holds_tf115s_numbers(self):
+    # TF 1.15's optimizer on one device, the replicas' losses summed: the
+    # same floats on every replica after every step.
+    for i, (step, want) in enumerate(zip(self._steps(),
+                                         tf115_one_device_steps())):
+      for name, value in want.items():
+        self.assertEqual(step[name], [value, value],
+                         msg="step {}, {}".format(i, name))
 
 
 class CrossReplicaContextTest(tf.test.TestCase):

@@ -11,6 +11,11 @@ own dtype, and test every number (both parts of a complex one) for
 finiteness. The step must be applied (`global_step` advances, the variables
 hold exactly minus the update) exactly when that says finite, and skipped
 (nothing moves) otherwise. Examples are derandomized, so CI is reproducible.
+
+Each real-valued step is also taken by TF 1.15's optimizer
+(`tf115_harness`), handed the same gradients in the same mode: the same
+`global_step`, table and matrix, to the bit. (TF 1.15 crashed on a complex
+gradient: its `IsFinite` has no complex kernel.)
 """
 
 from absl.testing import parameterized
@@ -19,8 +24,7 @@ from hypothesis import strategies as st
 import numpy as np
 import tensorflow as tf
 
-from contrib_mixed_precision import loss_scale_manager as lsm
-from contrib_mixed_precision import loss_scale_optimizer as lso
+import tf115_harness as harness
 
 MODES = ("graph", "eager", "function")
 DTYPES = ("float16", "float32", "float64", "complex64", "complex128")
@@ -90,18 +94,24 @@ def expected(step):
   return applied, table, step["dense"]
 
 
-def run(step, mode):
-  """Applies the step; returns (global_step, table, matrix) afterwards."""
+def run(step, mode, sides=(harness.PACKAGE,)):
+  """Applies the step; returns (global_step, table, matrix) afterwards.
+
+  By each of `sides` (`tf115_harness.PACKAGE`, `ORACLE`), one result per
+  side: one graph and Session, or one `tf.function`, holds every side, and
+  each side's apply runs on its own.
+  """
   shape = (VOCAB,) + step["values"].shape[1:]
 
-  def build():
+  def build(which):
+    lib = harness.Library(which)
     table = tf.compat.v1.Variable(np.zeros(shape, step["dtype"]), name="t")
     matrix = tf.compat.v1.Variable(np.zeros(step["dense"].shape,
                                             step["dtype"]), name="m")
     global_step = tf.compat.v1.Variable(0, dtype=tf.int64, name="step")
-    opt = lso.LossScaleOptimizer(
+    opt = lib.LossScaleOptimizer(
         tf.compat.v1.train.GradientDescentOptimizer(1.0),
-        lsm.FixedLossScaleManager(1))
+        lib.FixedLossScaleManager(1))
 
     def apply():
       sparse = tf.IndexedSlices(tf.constant(step["values"]),
@@ -115,23 +125,26 @@ def run(step, mode):
 
   if mode == "graph":
     with tf.Graph().as_default():
-      global_step, table, matrix, apply = build()
-      train_op = apply()
+      built = [build(which) for which in sides]
+      train_ops = [apply() for _, _, _, apply in built]
       with tf.compat.v1.Session() as sess:
         sess.run(tf.compat.v1.global_variables_initializer())
-        sess.run(train_op)
-        return sess.run([global_step, table, matrix])
-  global_step, table, matrix, apply = build()
+        for train_op in train_ops:
+          sess.run(train_op)
+        return sess.run([state for *state, _ in built])
+  built = [build(which) for which in sides]
   if mode == "function":
 
     @tf.function
     def train_step():
-      apply()  # The op it returns is run by the function itself.
+      for *_, apply in built:
+        apply()  # The op it returns is run by the function itself.
 
     train_step()
   else:
-    apply()
-  return global_step.numpy(), table.numpy(), matrix.numpy()
+    for *_, apply in built:
+      apply()
+  return [[v.numpy() for v in state] for *state, _ in built]
 
 
 class SkipIsExactPropertyTest(tf.test.TestCase, parameterized.TestCase):
@@ -145,7 +158,10 @@ class SkipIsExactPropertyTest(tf.test.TestCase, parameterized.TestCase):
     def check(step):
       applied, table_update, dense_update = expected(step)
       outcomes.add(applied)
-      global_step, table, matrix = run(step, mode)
+      real = np.dtype(step["dtype"]).kind != "c"
+      results = run(step, mode, (harness.PACKAGE, harness.ORACLE) if real
+                    else (harness.PACKAGE,))
+      global_step, table, matrix = results[0]
       self.assertEqual(int(applied), global_step)
       if applied:
         self.assertAllEqual(-table_update, table)
@@ -153,6 +169,10 @@ class SkipIsExactPropertyTest(tf.test.TestCase, parameterized.TestCase):
       else:
         self.assertAllEqual(np.zeros_like(table), table)
         self.assertAllEqual(np.zeros_like(matrix), matrix)
+      if real:
+        for got, want in zip(results[0], results[1]):
+          self.assertEqual(np.asarray(want).tobytes(),
+                           np.asarray(got).tobytes())
 
     check()
     # Guards the strategies: both outcomes occur.

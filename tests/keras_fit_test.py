@@ -6,7 +6,9 @@ Runs tests/programs/keras_fit.py, a float16 model whose gradients underflow
 unless the loss is scaled, in a subprocess per mode (Keras and the eager /
 graph switch are process-global). In graph mode Keras calls
 `compute_gradients`, so the loss is scaled: the weights must follow a
-float32 computation and the scale the contrib policy. In eager mode and in
+float32 computation and the scale the contrib policy, and both must be what
+TF 1.15's optimizer (`tf115_harness`), fitted the same way in the same
+program, makes of them, to the bit. In eager mode and in
 `fit`'s tf.function Keras differentiates the unscaled loss itself, so `fit`
 must fail on its first step and name what to use instead (contract 12).
 """
@@ -55,6 +57,9 @@ class KerasFitTest(tf.test.TestCase, parameterized.TestCase):
     # leave it at exactly 1.0. The tolerance is float16 rounding of x and y.
     self.assertAllClose(weights, result["weights"], rtol=0, atol=1e-6)
     self.assertLess(result["weights"][-1], 1.0 - 4e-4)
+    # TF 1.15's optimizer, fitted the same way: the same floats.
+    self.assertEqual(result["tf115"], {"scales": result["scales"],
+                                       "weights": result["weights"]})
 
   @parameterized.parameters("function", "eager")
   def test_eager_fit_refuses_on_first_step(self, mode):

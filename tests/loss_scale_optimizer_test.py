@@ -3,8 +3,12 @@
 """Tests for `LossScaleOptimizer` (DESIGN.md contracts 4 and 5).
 
 Most tests run in three modes, parameterized: TF1 graph mode (a fresh
-`tf.Graph` and a `Session`), eager, and `tf.function`. A test builds one
-training step with `_Steps` and runs it repeatedly; the expected numbers are
+`tf.Graph` and a `Session`), eager, and `tf.function`. A test of training
+numbers writes its model once, `build(lib, inputs)`, and `judged`
+(`tf115_harness`) builds it twice, with TF 1.15's optimizer and with the
+package's, trains both in the mode, and requires every variable, slot,
+`global_step` and scale to equal TF 1.15's to the bit (DESIGN.md, contract
+15); the test then checks the package's numbers against expectations
 computed here by hand (or with numpy), never by the code under test.
 """
 
@@ -21,6 +25,8 @@ import tensorflow as tf
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 
+import tf115_harness as harness
+
 LossScaleOptimizer = lso_lib.LossScaleOptimizer
 FixedLossScaleManager = manager_lib.FixedLossScaleManager
 ExponentialUpdateLossScaleManager = (
@@ -30,41 +36,6 @@ GRAPH, EAGER, FUNCTION = "graph", "eager", "function"
 ALL_MODES = [dict(testcase_name=m, mode=m) for m in (GRAPH, EAGER, FUNCTION)]
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-class _Steps(object):
-  """Runs one training step repeatedly in graph, eager or tf.function mode.
-
-  Use inside `_mode(mode)`. `step_fn` builds (graph, tf.function) or runs
-  (eager) one step; in graph mode it is built once and every variable of the
-  graph is initialised after building.
-  """
-
-  def __init__(self, mode, sess, step_fn):
-    self._mode = mode
-    self._sess = sess
-    if mode == GRAPH:
-      self.op = step_fn()
-      sess.run(tf.compat.v1.global_variables_initializer())
-      self._run = lambda: sess.run(self.op)
-    elif mode == FUNCTION:
-      # A tf.function may not return an Operation; the step is run for its
-      # effects only.
-      def run():
-        step_fn()
-
-      self._run = tf.function(run)
-    else:
-      self._run = step_fn
-
-  def __call__(self, n=1):
-    for _ in range(n):
-      self._run()
-
-  def value(self, x):
-    if self._mode == GRAPH:
-      return self._sess.run(x)
-    return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
 
 
 @contextlib.contextmanager
@@ -89,16 +60,17 @@ def _poison():
   return _var(1.0, "poison", trainable=False)
 
 
-def _set(mode, sess, variable, value):
-  if mode == GRAPH:
-    variable.load(value, sess)
-  else:
-    variable.assign(value)
-
-
 def _step_var():
   return tf.compat.v1.Variable(0, dtype=tf.int64, trainable=False,
                                name="global_step", use_resource=True)
+
+
+def _manager_state(manager):
+  """A manager's scale, and an exponential one's counters, by role."""
+  variables = list(getattr(manager, "variables", list)())
+  if len(variables) == 3:
+    return dict(zip(("scale", "good_steps", "bad_steps"), variables))
+  return {"scale": manager.get_loss_scale()}
 
 
 def _train_step(lso, loss_fn, var_list=None, global_step=None):
@@ -205,8 +177,7 @@ class _RecordingOptimizer(tf.compat.v1.train.GradientDescentOptimizer):
 # ---------------------------------------------------------------------------
 
 
-class LossScaleOptimizerTF115ScenariosTest(tf.test.TestCase,
-                                          parameterized.TestCase):
+class LossScaleOptimizerTF115ScenariosTest(harness.OracleTestCase):
 
   @parameterized.named_parameters(
       [dict(testcase_name=m + "_" + name, mode=m, scale=scale,
@@ -217,85 +188,102 @@ class LossScaleOptimizerTF115ScenariosTest(tf.test.TestCase,
   def test_float16_underflow_needs_loss_scale(self, mode, scale, expected):
     # d(loss)/dx = 1e-4, but backprop forms 1e-4 * 1e-4 = 1e-8 first, which
     # is zero in float16 unless the loss was scaled up.
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
+      del inputs
       x = _var(0.0, "x", tf.float16)
       loss = lambda: x * tf.constant(1e4, tf.float16) * 1e-4 * 1e-4
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(scale))
-      steps = _Steps(mode, sess, _train_step(lso, loss))
-      steps()
-      self.assertAllClose(expected, steps.value(x), atol=2e-6, rtol=1e-2)
+          lib.FixedLossScaleManager(scale))
+      return harness.Built(_train_step(lso, loss, lib.var_list([x])),
+                           lambda: {"x": x})
+
+    (state,) = self.judged(build, mode)
+    self.assertAllClose(expected, state["x"], atol=2e-6, rtol=1e-2)
 
   @parameterized.named_parameters(ALL_MODES)
   def test_compute_gradients_returns_unscaled_gradients(self, mode):
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0, 2.0])
-      lso = LossScaleOptimizer(
+      # What compute_gradients returned, kept to be compared.
+      grad = _var([0.0, 0.0], "grad", trainable=False)
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(1024))
+          lib.FixedLossScaleManager(1024))
       loss = lambda: tf.reduce_sum(w * [3.0, -5.0])
 
-      def grads():
-        return lso.compute_gradients(loss)[0][0]
+      def step():
+        return grad.assign(lso.compute_gradients(
+            loss, var_list=lib.var_list([w]))[0][0])
 
-      if mode == GRAPH:
-        g = sess.run(grads())
-      elif mode == FUNCTION:
-        g = tf.function(grads)().numpy()
-      else:
-        g = grads().numpy()
-      self.assertAllEqual([3.0, -5.0], g)
+      return harness.Built(step, lambda: {"grad": grad})
+
+    (state,) = self.judged(build, mode)
+    self.assertAllEqual([3.0, -5.0], state["grad"])
 
   @parameterized.named_parameters(
       [dict(testcase_name=m + "_" + k, mode=m, kind=k)
        for m in (GRAPH, EAGER, FUNCTION) for k in ("fixed", "exponential")])
   def test_nan_and_inf_gradients_are_skipped(self, mode, kind):
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
       w = _var([1.0, 1.0])
-      poison = _poison()
       global_step = _step_var()
-      manager = (FixedLossScaleManager(4) if kind == "fixed" else
-                 ExponentialUpdateLossScaleManager(4, 100, 1, 2, 0.5))
-      lso = LossScaleOptimizer(
+      manager = (lib.FixedLossScaleManager(4) if kind == "fixed" else
+                 lib.ExponentialUpdateLossScaleManager(4, 100, 1, 2, 0.5))
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(0.5), manager)
-      loss = lambda: tf.reduce_sum(w * [2.0, 4.0]) * poison
-      steps = _Steps(mode, sess,
-                     _train_step(lso, loss, global_step=global_step))
-      expected_w = np.array([1.0, 1.0])
-      expected_scale, expected_step = 4.0, 0
-      for value, finite in ((1.0, True), (np.nan, False), (np.inf, False),
-                            (-np.inf, False), (1.0, True)):
-        _set(mode, sess, poison, value)
-        steps()
-        if finite:
-          expected_w -= 0.5 * np.array([2.0, 4.0])
-          expected_step += 1
-        elif kind == "exponential":
-          # decr_every_n_nan_or_inf=1: every bad step halves the scale.
-          expected_scale = max(1.0, expected_scale * 0.5)
-        self.assertAllEqual(expected_w, steps.value(w))
-        self.assertEqual(expected_step, steps.value(global_step))
-        self.assertEqual(expected_scale,
-                         steps.value(manager.get_loss_scale()))
+      loss = lambda: tf.reduce_sum(w * [2.0, 4.0]) * inputs["poison"]
+      return harness.Built(
+          _train_step(lso, loss, lib.var_list([w]), global_step),
+          lambda: dict(_manager_state(manager), w=w,
+                       global_step=global_step))
+
+    values = ((1.0, True), (np.nan, False), (np.inf, False),
+              (-np.inf, False), (1.0, True))
+    states = self.judged(build, mode, inputs={"poison": np.float32(1)},
+                         schedule=[{"poison": v} for v, _ in values])
+    expected_w = np.array([1.0, 1.0])
+    expected_scale, expected_step = 4.0, 0
+    for (_, finite), state in zip(values, states):
+      if finite:
+        expected_w -= 0.5 * np.array([2.0, 4.0])
+        expected_step += 1
+      elif kind == "exponential":
+        # decr_every_n_nan_or_inf=1: every bad step halves the scale.
+        expected_scale = max(1.0, expected_scale * 0.5)
+      self.assertAllEqual(expected_w, state["w"])
+      self.assertEqual(expected_step, state["global_step"])
+      self.assertEqual(expected_scale, state["scale"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_user_manager_subclass_is_driven_every_step(self, mode):
-    with _mode(mode) as sess:
+    managers = {}
+
+    def build(lib, inputs):
       w = _var([1.0])
-      poison = _poison()
-      manager = _CountingManager(scale=8.0)
-      lso = LossScaleOptimizer(
+      # Each side its own: TF 1.15's optimizer drove the same class.
+      manager = managers[lib.which] = _CountingManager(scale=8.0)
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
-      steps = _Steps(mode, sess, _train_step(lso, lambda: w * 3.0 * poison))
-      for value in (1.0, np.nan, 1.0, 1.0):
-        _set(mode, sess, poison, value)
-        steps()
-      self.assertEqual(4, steps.value(manager.steps))
-      self.assertEqual(3, steps.value(manager.finite_steps))
-      self.assertAllEqual([1.0 - 3 * 3.0], steps.value(w))
-      # Built once in graph mode and traced once by tf.function.
-      self.assertEqual(4 if mode == EAGER else 1, manager.python_calls)
+      return harness.Built(
+          _train_step(lso, lambda: w * 3.0 * inputs["poison"],
+                      lib.var_list([w])),
+          lambda: {"w": w, "steps": manager.steps,
+                   "finite_steps": manager.finite_steps})
+
+    states = self.judged(build, mode, inputs={"poison": np.float32(1)},
+                         schedule=[{"poison": v}
+                                   for v in (1.0, np.nan, 1.0, 1.0)])
+    self.assertEqual(4, states[-1]["steps"])
+    self.assertEqual(3, states[-1]["finite_steps"])
+    self.assertAllEqual([1.0 - 3 * 3.0], states[-1]["w"])
+    # Built once in graph mode and traced once by tf.function.
+    self.assertEqual(4 if mode == EAGER else 1,
+                     managers[harness.PACKAGE].python_calls)
 
 
 # ---------------------------------------------------------------------------
@@ -303,8 +291,7 @@ class LossScaleOptimizerTF115ScenariosTest(tf.test.TestCase,
 # ---------------------------------------------------------------------------
 
 
-class LossScaleOptimizerGradientsTest(tf.test.TestCase,
-                                      parameterized.TestCase):
+class LossScaleOptimizerGradientsTest(harness.OracleTestCase):
 
   @parameterized.named_parameters(ALL_MODES)
   def test_none_and_indexed_slices_gradients(self, mode):
@@ -312,121 +299,163 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
       self._none_and_indexed_slices_gradients(mode, keep_sparse)
 
   def _none_and_indexed_slices_gradients(self, mode, keep_sparse):
-    with _mode(mode) as sess:
+    # TF 1.15 crashed on the None gradient (tensorflow#31956): its side
+    # trains the model without the unused variable. GradientDescent with no
+    # id repeated has TF 1.15's numbers when kept sparse too.
+    kinds = {}
+
+    def build(lib, inputs):
+      del inputs
       table = _var(np.ones([4, 2]), "table")
       dense = _var([1.0, 1.0], "dense")
-      unused = _var([7.0], "unused")
-      lso = LossScaleOptimizer(
-          tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          ExponentialUpdateLossScaleManager(64, 2, 1, 2, 0.5),
+      manager = lib.ExponentialUpdateLossScaleManager(64, 2, 1, 2, 0.5)
+      lso = lib.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0), manager,
           keep_sparse_gradients=keep_sparse)
+      state = dict(_manager_state(manager), table=table, dense=dense)
+      var_list = [table, dense]
+      if not lib.is_oracle:
+        state["unused"] = _var([7.0], "unused")
+        var_list.append(state["unused"])
 
       def loss():
         rows = tf.gather(table, [1, 3])
         return tf.reduce_sum(rows * [[1.0, 2.0]]) + tf.reduce_sum(dense * 5.0)
 
-      kinds = {}
-
       def step():
-        grads_and_vars = lso.compute_gradients(
-            loss, var_list=[table, dense, unused])
-        kinds["grads"] = [type(g).__name__ for g, _ in grads_and_vars]
-        kinds["vars"] = [v.name for _, v in grads_and_vars]
+        grads_and_vars = lso.compute_gradients(loss, var_list=var_list)
+        if not lib.is_oracle:
+          kinds["grads"] = [type(g).__name__ for g, _ in grads_and_vars]
+          kinds["vars"] = [v.name for _, v in grads_and_vars]
         return lso.apply_gradients(grads_and_vars)
 
-      steps = _Steps(mode, sess, step)
-      steps()
-      # Made dense as TF 1.15 made it, unless kept sparse.
-      self.assertEqual(keep_sparse, kinds["grads"][0] == "IndexedSlices")
-      self.assertEqual("NoneType", kinds["grads"][2])
-      self.assertEqual([table.name, dense.name, unused.name], kinds["vars"])
-      expected_table = np.ones([4, 2])
-      expected_table[[1, 3]] -= [1.0, 2.0]
-      self.assertAllEqual(expected_table, steps.value(table))
-      self.assertAllEqual([-4.0, -4.0], steps.value(dense))
-      self.assertAllEqual([7.0], steps.value(unused))
-      # The None gradient did not make the step count as non-finite.
-      self.assertEqual(1, steps.value(lso._loss_scale_manager._num_good_steps))
+      return harness.Built(step, lambda: state)
+
+    (state,) = self.judged(build, mode, package_only=["unused"],
+                           msg="{} mode, keep_sparse={}".format(
+                               mode, keep_sparse))
+    # Made dense as TF 1.15 made it, unless kept sparse.
+    self.assertEqual(keep_sparse, kinds["grads"][0] == "IndexedSlices")
+    self.assertEqual("NoneType", kinds["grads"][2])
+    self.assertEqual(["table:0", "dense:0", "unused:0"], kinds["vars"])
+    expected_table = np.ones([4, 2])
+    expected_table[[1, 3]] -= [1.0, 2.0]
+    self.assertAllEqual(expected_table, state["table"])
+    self.assertAllEqual([-4.0, -4.0], state["dense"])
+    self.assertAllEqual([7.0], state["unused"])
+    # The None gradient did not make the step count as non-finite.
+    self.assertEqual(1, state["good_steps"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_indexed_slices_applied_sparsely_when_kept_sparse(self, mode):
     # A sparse apply touches only the gathered rows: with a momentum
     # optimizer a densified gradient would also move the other rows' slots.
-    with _mode(mode) as sess:
+    # Adagrad's dense update leaves a row of zero gradient as it was, so
+    # here the sparse numbers are TF 1.15's (dense) ones too.
+
+    def build(lib, inputs):
+      del inputs
       table = _var(np.ones([3, 1]), "table")
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.AdagradOptimizer(1.0, 1.0),
-          FixedLossScaleManager(16), keep_sparse_gradients=True)
-      steps = _Steps(mode, sess, _train_step(
-          lso, lambda: tf.reduce_sum(tf.gather(table, [0]) * 2.0)))
-      steps()
-      accumulator = steps.value(lso.get_slot(table, "accumulator"))
-      # Adagrad: acc = 1 + g^2 on row 0 only; w -= g / sqrt(acc).
-      self.assertAllClose([[5.0], [1.0], [1.0]], accumulator)
-      self.assertAllClose([[1.0 - 2.0 / np.sqrt(5.0)], [1.0], [1.0]],
-                          steps.value(table))
+          lib.FixedLossScaleManager(16), keep_sparse_gradients=True)
+      return harness.Built(
+          _train_step(lso, lambda: tf.reduce_sum(tf.gather(table, [0]) * 2.0),
+                      lib.var_list([table])),
+          lambda: {"table": table,
+                   "accumulator": lso.get_slot(table, "accumulator")})
+
+    (state,) = self.judged(build, mode)
+    # Adagrad: acc = 1 + g^2 on row 0 only; w -= g / sqrt(acc).
+    self.assertAllClose([[5.0], [1.0], [1.0]], state["accumulator"])
+    self.assertAllClose([[1.0 - 2.0 / np.sqrt(5.0)], [1.0], [1.0]],
+                        state["table"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_zip_input_is_read_once(self, mode):
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0, 2.0])
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(8))
+          lib.FixedLossScaleManager(8))
 
       def step():
         grads, tvars = zip(*lso.compute_gradients(
-            lambda: tf.reduce_sum(w * w)))
+            lambda: tf.reduce_sum(w * w), var_list=lib.var_list([w])))
         grads, _ = tf.clip_by_global_norm(grads, 1.0)
         return lso.apply_gradients(zip(grads, tvars))
 
-      steps = _Steps(mode, sess, step)
-      steps()
-      g = np.array([2.0, 4.0])
-      self.assertAllClose([1.0, 2.0] - g / np.linalg.norm(g),
-                          steps.value(w))
+      return harness.Built(step, lambda: {"w": w})
+
+    (state,) = self.judged(build, mode)
+    g = np.array([2.0, 4.0])
+    self.assertAllClose([1.0, 2.0] - g / np.linalg.norm(g), state["w"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_global_step_passed_positionally_and_not_incremented(self, mode):
-    with _mode(mode) as sess:
+    built = {}
+
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0])
       global_step = _step_var()
       inner = _StepRequiredOptimizer(0.5)
-      lso = LossScaleOptimizer(inner, FixedLossScaleManager(2))
+      lso = lib.LossScaleOptimizer(inner, lib.FixedLossScaleManager(2))
+      built[lib.which] = inner, global_step
 
       def step():
         return lso.apply_gradients(
-            lso.compute_gradients(lambda: w * 4.0), global_step,
-            "my_apply")
+            lso.compute_gradients(lambda: w * 4.0,
+                                  var_list=lib.var_list([w])),
+            global_step, "my_apply")
 
-      steps = _Steps(mode, sess, step)
-      steps(2)
-      self.assertAllEqual([1.0 - 2 * 0.5 * 4.0], steps.value(w))
-      self.assertEqual(0, steps.value(global_step))
-      self.assertIs(global_step, inner.received[0][0])
-      self.assertEqual("my_apply", inner.received[0][1])
+      return harness.Built(step, lambda: {"w": w,
+                                          "global_step": global_step})
+
+    states = self.judged(build, mode, steps=2)
+    self.assertAllEqual([1.0 - 2 * 0.5 * 4.0], states[-1]["w"])
+    self.assertEqual(0, states[-1]["global_step"])
+    inner, global_step = built[harness.PACKAGE]
+    self.assertIs(global_step, inner.received[0][0])
+    self.assertEqual("my_apply", inner.received[0][1])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_slots_are_delegated(self, mode):
-    with _mode(mode) as sess:
+    built = {}
+
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0, -1.0])
       inner = tf.compat.v1.train.AdamOptimizer(0.1)
-      manager = ExponentialUpdateLossScaleManager(128, 10)
-      lso = LossScaleOptimizer(inner, manager)
-      steps = _Steps(mode, sess,
-                     _train_step(lso, lambda: tf.reduce_sum(w * [1.0, 3.0])))
-      steps()
-      self.assertEqual("Adam", lso.get_name())
-      self.assertEqual(sorted(inner.get_slot_names()),
-                       sorted(lso.get_slot_names()))
-      self.assertEqual(["m", "v"], sorted(lso.get_slot_names()))
-      self.assertIs(inner.get_slot(w, "m"), lso.get_slot(w, "m"))
-      # After one Adam step m = (1 - beta1) * g.
-      self.assertAllClose([0.1, 0.3], steps.value(lso.get_slot(w, "m")))
-      names = set(v.name for v in lso.variables())
-      self.assertTrue(set(v.name for v in inner.variables()) <= names)
-      self.assertTrue(set(v.name for v in manager.variables()) <= names)
-      self.assertLen(names, len(inner.variables()) + 3)
+      manager = lib.ExponentialUpdateLossScaleManager(128, 10)
+      lso = lib.LossScaleOptimizer(inner, manager)
+      built[lib.which] = w, inner, manager, lso
+
+      def state():
+        beta1_power, beta2_power = inner._get_beta_accumulators()  # pylint: disable=protected-access
+        return dict(_manager_state(manager), w=w, m=lso.get_slot(w, "m"),
+                    v=lso.get_slot(w, "v"), beta1_power=beta1_power,
+                    beta2_power=beta2_power)
+
+      return harness.Built(_train_step(
+          lso, lambda: tf.reduce_sum(w * [1.0, 3.0]), lib.var_list([w])),
+                           state)
+
+    (state,) = self.judged(build, mode)
+    w, inner, manager, lso = built[harness.PACKAGE]
+    self.assertEqual("Adam", lso.get_name())
+    self.assertEqual(sorted(inner.get_slot_names()),
+                     sorted(lso.get_slot_names()))
+    self.assertEqual(["m", "v"], sorted(lso.get_slot_names()))
+    self.assertIs(inner.get_slot(w, "m"), lso.get_slot(w, "m"))
+    # After one Adam step m = (1 - beta1) * g.
+    self.assertAllClose([0.1, 0.3], state["m"])
+    names = set(v.name for v in lso.variables())
+    self.assertTrue(set(v.name for v in inner.variables()) <= names)
+    self.assertTrue(set(v.name for v in manager.variables()) <= names)
+    self.assertLen(names, len(inner.variables()) + 3)
 
   @parameterized.named_parameters(ALL_MODES)
   def test_wrapper_without_use_locking_or_name(self, mode):
@@ -444,63 +473,83 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
       def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         return self._inner.apply_gradients(grads_and_vars, global_step, name)
 
-    with _mode(mode) as sess:
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0])
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           BareWrapper(tf.compat.v1.train.GradientDescentOptimizer(0.5)),
-          FixedLossScaleManager(64))
-      self.assertEqual("BareWrapper", lso.get_name())
-      steps = _Steps(mode, sess, _train_step(lso, lambda: w * 4.0))
-      steps()
-      self.assertAllEqual([1.0 - 0.5 * 4.0], steps.value(w))
+          lib.FixedLossScaleManager(64))
+      if not lib.is_oracle:
+        self.assertEqual("BareWrapper", lso.get_name())
+      return harness.Built(
+          _train_step(lso, lambda: w * 4.0, lib.var_list([w])),
+          lambda: {"w": w})
+
+    (state,) = self.judged(build, mode)
+    self.assertAllEqual([1.0 - 0.5 * 4.0], state["w"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_all_reduce_wrapper_inside_and_outside(self, mode):
-    with _mode(mode) as sess:
+    built = {}
+
+    def build(lib, inputs):
+      del inputs
       w_in = _var([1.0], "w_in")
       w_out = _var([1.0], "w_out")
       inside_wrapper = _AllReduceOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0))
-      inside = LossScaleOptimizer(inside_wrapper, FixedLossScaleManager(32))
-      outside = _AllReduceOptimizer(LossScaleOptimizer(
+      inside = lib.LossScaleOptimizer(inside_wrapper,
+                                      lib.FixedLossScaleManager(32))
+      outside = _AllReduceOptimizer(lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(32)))
+          lib.FixedLossScaleManager(32)))
       self.assertIsInstance(outside._optimizer, tf.compat.v1.train.Optimizer)
+      built[lib.which] = inside_wrapper, outside
+      seen = {}
 
       def step():
-        return tf.group(
+        train = tf.group(
             inside.apply_gradients(inside.compute_gradients(
-                lambda: w_in * 3.0)),
+                lambda: w_in * 3.0, var_list=lib.var_list([w_in]))),
             outside.apply_gradients(outside.compute_gradients(
-                lambda: w_out * 3.0)))
+                lambda: w_out * 3.0, var_list=lib.var_list([w_out]))))
+        if mode == GRAPH:
+          seen.update(inside=inside_wrapper.seen_grads[0],
+                      outside=outside.seen_grads[0])
+        return train
 
-      steps = _Steps(mode, sess, step)
-      steps()
-      self.assertAllEqual([-2.0], steps.value(w_in))
-      self.assertAllEqual([-2.0], steps.value(w_out))
-      self.assertGreaterEqual(inside_wrapper.compute_calls, 1)
-      self.assertGreaterEqual(outside.compute_calls, 1)
-      if mode == GRAPH:
-        # Inside, the wrapper all-reduces the scaled gradient; outside, the
-        # unscaled one.
-        self.assertAllEqual([96.0], sess.run(inside_wrapper.seen_grads[0]))
-        self.assertAllEqual([3.0], sess.run(outside.seen_grads[0]))
+      # In a graph, what each wrapper all-reduced: inside, the scaled
+      # gradient; outside, the unscaled one.
+      return harness.Built(step, lambda: dict(seen, w_in=w_in, w_out=w_out))
+
+    (state,) = self.judged(build, mode)
+    self.assertAllEqual([-2.0], state["w_in"])
+    self.assertAllEqual([-2.0], state["w_out"])
+    inside_wrapper, outside = built[harness.PACKAGE]
+    self.assertGreaterEqual(inside_wrapper.compute_calls, 1)
+    self.assertGreaterEqual(outside.compute_calls, 1)
+    if mode == GRAPH:
+      self.assertAllEqual([96.0], state["inside"])
+      self.assertAllEqual([3.0], state["outside"])
 
   @parameterized.named_parameters(
       dict(testcase_name=GRAPH, mode=GRAPH),
       dict(testcase_name=FUNCTION, mode=FUNCTION))
   def test_apply_inside_outer_cond(self, mode):
     # Gradient accumulation: apply every second step, from a cond's branch.
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
+      del inputs
       w = _var([1.0])
       acc = _var([0.0], "acc", trainable=False)
       counter = _step_var()
-      manager = ExponentialUpdateLossScaleManager(8, 1, 1, 2, 0.5)
-      lso = LossScaleOptimizer(
+      manager = lib.ExponentialUpdateLossScaleManager(8, 1, 1, 2, 0.5)
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
 
       def step():
-        (g, _), = lso.compute_gradients(lambda: w * 2.0)
+        (g, _), = lso.compute_gradients(lambda: w * 2.0,
+                                        var_list=lib.var_list([w]))
         with tf.control_dependencies([acc.assign_add(g)]):
           count = counter.assign_add(1)
 
@@ -510,14 +559,15 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
 
         return tf.cond(tf.equal(count % 2, 0), apply, tf.no_op)
 
-      steps = _Steps(mode, sess, step)
-      steps(1)
-      self.assertAllEqual([1.0], steps.value(w))
-      self.assertEqual(8.0, steps.value(manager.get_loss_scale()))
-      steps(3)
-      self.assertAllEqual([1.0 - 4.0 - 4.0], steps.value(w))
-      # Two applies, each finite with incr_every_n_steps=1: 8 -> 16 -> 32.
-      self.assertEqual(32.0, steps.value(manager.get_loss_scale()))
+      return harness.Built(step, lambda: dict(_manager_state(manager), w=w,
+                                              acc=acc))
+
+    states = self.judged(build, mode, steps=4)
+    self.assertAllEqual([1.0], states[0]["w"])
+    self.assertEqual(8.0, states[0]["scale"])
+    self.assertAllEqual([1.0 - 4.0 - 4.0], states[3]["w"])
+    # Two applies, each finite with incr_every_n_steps=1: 8 -> 16 -> 32.
+    self.assertEqual(32.0, states[3]["scale"])
 
   @parameterized.product(use_resource=(False, True),
                          dtype=(tf.float32, tf.float64))
@@ -526,11 +576,14 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
     # A user's TF1 manager whose scale variable is trainable (the default):
     # `minimize` differentiates the scaled loss with respect to it too, as
     # TF 1.15 did, and trains it. A ref variable's read is copied
-    # (`Snapshot`), which must let that gradient through.
+    # (`Snapshot`), which must let that gradient through. TF 1.15's `tf.cond`
+    # cannot update a ref variable under TF2 control flow (TF 1.15 had v1
+    # control flow), so its side's scale is a resource variable; the zoo's
+    # v1_graph mode judges ref variables (tf115_zoo_test.py).
 
     class VariableScale(manager_lib.LossScaleManager):
 
-      def __init__(self):
+      def __init__(self, use_resource):
         self.scale = tf.compat.v1.Variable(
             4.0, dtype=dtype, name="scale", use_resource=use_resource)
 
@@ -540,19 +593,20 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
       def update_loss_scale(self, finite_grads):
         return tf.no_op()
 
-    with tf.Graph().as_default():
+    def build(lib, inputs):
+      del inputs
       w = tf.compat.v1.Variable([1.0, 2.0], name="w")
-      manager = VariableScale()
-      lso = LossScaleOptimizer(
+      manager = VariableScale(use_resource or lib.is_oracle)
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
-      train_op = lso.minimize(tf.reduce_sum(w * w))
-      with self.session() as sess:
-        sess.run(tf.compat.v1.global_variables_initializer())
-        sess.run(train_op)
-        # loss = 1 + 4 = 5: d(loss * s)/dw = 2 * w * s, d(loss * s)/ds = 5,
-        # each times 1/s = 1/4 (exact).
-        self.assertAllEqual([1.0 - 2.0, 2.0 - 4.0], sess.run(w))
-        self.assertEqual(4.0 - 5.0 / 4.0, sess.run(manager.scale))
+      return harness.Built(lambda: lso.minimize(tf.reduce_sum(w * w)),
+                           lambda: {"w": w, "scale": manager.scale})
+
+    (state,) = self.judged(build, GRAPH)
+    # loss = 1 + 4 = 5: d(loss * s)/dw = 2 * w * s, d(loss * s)/ds = 5,
+    # each times 1/s = 1/4 (exact).
+    self.assertAllEqual([1.0 - 2.0, 2.0 - 4.0], state["w"])
+    self.assertEqual(4.0 - 5.0 / 4.0, state["scale"])
 
 
 # ---------------------------------------------------------------------------
@@ -560,7 +614,7 @@ class LossScaleOptimizerGradientsTest(tf.test.TestCase,
 # ---------------------------------------------------------------------------
 
 
-class LossScaleOptimizerApiTest(tf.test.TestCase, parameterized.TestCase):
+class LossScaleOptimizerApiTest(harness.OracleTestCase):
 
   def test_is_a_v1_optimizer_and_keeps_attribute_names(self):
     inner = tf.compat.v1.train.GradientDescentOptimizer(1.0)
@@ -572,26 +626,36 @@ class LossScaleOptimizerApiTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.named_parameters(ALL_MODES)
   def test_tf2_dynamic_loss_scale_in_place_of_manager(self, mode):
-    with _mode(mode) as sess:
+    # TF 1.15's optimizer took no TF2 `LossScale`; its side takes the TF
+    # 1.15 manager of the same policy (halve on each bad step, double after
+    # 2 good ones), whose numbers these are too.
+
+    def build(lib, inputs):
       w = _var([1.0])
-      poison = _poison()
-      loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale(
-          initial_loss_scale=16, increment_period=2, multiplier=2)
-      lso = LossScaleOptimizer(
-          tf.compat.v1.train.GradientDescentOptimizer(1.0), loss_scale)
-      self.assertIsInstance(lso._loss_scale_manager,
-                            manager_lib.LossScaleManager)
-      steps = _Steps(mode, sess, _train_step(lso, lambda: w * poison))
-      scales = []
-      for value in (np.nan, 1.0, 1.0):
-        _set(mode, sess, poison, value)
-        steps()
-        scales.append(steps.value(lso._loss_scale_manager.get_loss_scale()))
-      # TF2's dynamic policy: halve on a bad step, double after 2 good ones.
-      self.assertEqual([8.0, 8.0, 16.0], scales)
-      self.assertAllEqual([-1.0], steps.value(w))
+      if lib.is_oracle:
+        manager = lib.ExponentialUpdateLossScaleManager(16, 2, 1, 2, 0.5)
+      else:
+        manager = tf.compat.v1.mixed_precision.DynamicLossScale(
+            initial_loss_scale=16, increment_period=2, multiplier=2)
+      lso = lib.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+      manager = lso._loss_scale_manager
+      if not lib.is_oracle:
+        self.assertIsInstance(manager, manager_lib.LossScaleManager)
+      return harness.Built(
+          _train_step(lso, lambda: w * inputs["poison"], lib.var_list([w])),
+          lambda: {"w": w, "scale": manager.get_loss_scale()})
+
+    states = self.judged(build, mode, inputs={"poison": np.float32(1)},
+                         schedule=[{"poison": v} for v in (np.nan, 1.0, 1.0)])
+    # TF2's dynamic policy: halve on a bad step, double after 2 good ones.
+    self.assertEqual([8.0, 8.0, 16.0], [s["scale"] for s in states])
+    self.assertAllEqual([-1.0], states[-1]["w"])
 
   def test_checkpoint_round_trips_slots_and_loss_scale_state(self):
+    # A round trip, the package's state against itself: a consistency check
+    # of the checkpoint. (Adam's and the manager's numbers are TF 1.15's in
+    # test_slots_are_delegated and test_nan_storm_leaves_state_bit_identical.)
     w = _var([1.0, 2.0])
     poison = _poison()
     lso = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(0.1),
@@ -630,12 +694,26 @@ class LossScaleOptimizerApiTest(tf.test.TestCase, parameterized.TestCase):
         self._loss_scale_calls = 0
         super().__init__(opt=opt, loss_scale_manager=loss_scale_manager)
 
-    w = _var([1.0])
-    lso = Subclass(tf.compat.v1.train.GradientDescentOptimizer(1.0),
-                   FixedLossScaleManager(4))
-    lso.apply_gradients(lso.compute_gradients(lambda: w * 2.0))
-    self.assertEqual("set first", lso.extra)
-    self.assertAllEqual([-1.0], w.numpy())
+    subclasses = []
+
+    def build(lib, inputs):
+      del inputs
+      w = _var([1.0])
+      if lib.is_oracle:
+        lso = lib.LossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(1.0),
+            lib.FixedLossScaleManager(4))
+      else:
+        lso = Subclass(tf.compat.v1.train.GradientDescentOptimizer(1.0),
+                       FixedLossScaleManager(4))
+        subclasses.append(lso)
+      return harness.Built(
+          lambda: lso.apply_gradients(lso.compute_gradients(lambda: w * 2.0)),
+          lambda: {"w": w})
+
+    (state,) = self.judged(build, EAGER)
+    self.assertEqual("set first", subclasses[0].extra)
+    self.assertAllEqual([-1.0], state["w"])
 
   @parameterized.named_parameters(
       dict(testcase_name="fresh_inner", use_inner_first=False),
@@ -667,45 +745,57 @@ class LossScaleOptimizerApiTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.named_parameters(ALL_MODES)
   def test_minimize_keeps_tf1_argument_order(self, mode):
-    with _mode(mode) as sess:
+
+    def build(lib, inputs):
+      del inputs
       a = _var([1.0], "a")
       b = _var([1.0], "b")
       global_step = _step_var()
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(128))
+          lib.FixedLossScaleManager(128))
       loss = lambda: tf.reduce_sum(a * 2.0 + b * 3.0)
 
       def step():
         positional = lso.minimize(loss, global_step, [a])
         with tf.control_dependencies([positional] if positional else []):
           return lso.minimize(loss, gate_gradients=lso.GATE_NONE,
-                              global_step=global_step)
+                              global_step=global_step,
+                              var_list=lib.var_list([a, b]))
 
-      steps = _Steps(mode, sess, step)
-      steps()
-      self.assertAllEqual([1.0 - 2.0 - 2.0], steps.value(a))
-      self.assertAllEqual([1.0 - 3.0], steps.value(b))
-      self.assertEqual(2, steps.value(global_step))
+      return harness.Built(step, lambda: {"a": a, "b": b,
+                                          "global_step": global_step})
+
+    (state,) = self.judged(build, mode)
+    self.assertAllEqual([1.0 - 2.0 - 2.0], state["a"])
+    self.assertAllEqual([1.0 - 3.0], state["b"])
+    self.assertEqual(2, state["global_step"])
 
   @parameterized.named_parameters(ALL_MODES)
   def test_advance_global_step_on_skip(self, mode):
-    with _mode(mode) as sess:
+    # The opt-in moves `global_step` by design (TF 1.15 left it on a
+    # skipped step): only the variable is TF 1.15's.
+
+    def build(lib, inputs):
       w = _var([1.0])
-      poison = _poison()
       global_step = _step_var()
-      lso = LossScaleOptimizer(
+      lso = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(1.0),
-          FixedLossScaleManager(4), advance_global_step_on_skip=True)
-      steps = _Steps(mode, sess,
-                     _train_step(lso, lambda: w * poison, None, global_step))
-      results = []
-      for value in (np.nan, 1.0, np.inf):
-        _set(mode, sess, poison, value)
-        steps()
-        results.append((steps.value(global_step), float(steps.value(w)[0])))
-      # Every step counts once, applied or skipped; only the finite applies.
-      self.assertEqual([(1, 1.0), (2, 0.0), (3, 0.0)], results)
+          lib.FixedLossScaleManager(4), advance_global_step_on_skip=True)
+      state = {"w": w}
+      if not lib.is_oracle:
+        state["advanced_global_step"] = global_step
+      return harness.Built(
+          _train_step(lso, lambda: w * inputs["poison"], lib.var_list([w]),
+                      global_step), lambda: state)
+
+    states = self.judged(build, mode, package_only=["advanced_global_step"],
+                         inputs={"poison": np.float32(1)},
+                         schedule=[{"poison": v}
+                                   for v in (np.nan, 1.0, np.inf)])
+    results = [(s["advanced_global_step"], float(s["w"][0])) for s in states]
+    # Every step counts once, applied or skipped; only the finite applies.
+    self.assertEqual([(1, 1.0), (2, 0.0), (3, 0.0)], results)
 
   def test_advance_global_step_on_skip_is_keyword_only(self):
     with self.assertRaises(TypeError):
@@ -737,36 +827,44 @@ class LossScaleOptimizerApiTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.named_parameters(ALL_MODES)
   def test_float16_loss_is_scaled_in_float16(self, mode):
-    with _mode(mode) as sess:
+    built = {}
+
+    def build(lib, inputs):
+      del inputs
       x = _var([2.0], "x", tf.float16)
       inner = _RecordingOptimizer(1.0)
-      lso = LossScaleOptimizer(inner, FixedLossScaleManager(1024))
+      lso = lib.LossScaleOptimizer(inner, lib.FixedLossScaleManager(1024))
       loss = lambda: tf.reduce_sum(x * tf.constant(3.0, tf.float16))
-      grads = {}
+      grads = built[lib.which] = {"inner": inner}
+      state = {"x": x}
 
       def step():
         grads_and_vars = lso.compute_gradients(
-            loss, gate_gradients=lso.GATE_GRAPH, aggregation_method=None,
-            colocate_gradients_with_ops=True)
+            loss, var_list=lib.var_list([x]), gate_gradients=lso.GATE_GRAPH,
+            aggregation_method=None, colocate_gradients_with_ops=True)
         grads["dtype"] = grads_and_vars[0][0].dtype
+        if mode == GRAPH:
+          # Evaluated after the step: x is now -1.
+          state["scaled_loss"] = inner.loss
         return lso.apply_gradients(grads_and_vars)
 
-      steps = _Steps(mode, sess, step)
-      steps()
-      self.assertEqual(tf.float16, grads["dtype"])
-      self.assertEqual(lso.GATE_GRAPH, inner.kwargs["gate_gradients"])
-      self.assertTrue(inner.kwargs["colocate_gradients_with_ops"])
-      self.assertAllEqual([2.0 - 3.0], steps.value(x))
-      if mode == EAGER:
-        scaled_loss = inner.loss()
-      elif mode == GRAPH:
-        scaled_loss = inner.loss
-      else:
-        scaled_loss = None
-      if scaled_loss is not None:
-        self.assertEqual(tf.float16, scaled_loss.dtype)
-        # Evaluated after the step: x is now -1.
-        self.assertEqual(-3.0 * 1024, steps.value(scaled_loss))
+      return harness.Built(step, lambda: state)
+
+    (state,) = self.judged(build, mode)
+    grads = built[harness.PACKAGE]
+    inner = grads["inner"]
+    self.assertEqual(tf.float16, grads["dtype"])
+    self.assertEqual(lso_lib.LossScaleOptimizer.GATE_GRAPH,
+                     inner.kwargs["gate_gradients"])
+    self.assertTrue(inner.kwargs["colocate_gradients_with_ops"])
+    self.assertAllEqual([2.0 - 3.0], state["x"])
+    if mode == EAGER:
+      scaled_loss = inner.loss()
+      self.assertEqual(tf.float16, scaled_loss.dtype)
+      self.assertEqual(-3.0 * 1024, scaled_loss.numpy())
+    elif mode == GRAPH:
+      self.assertEqual(np.float16, state["scaled_loss"].dtype)
+      self.assertEqual(-3.0 * 1024, state["scaled_loss"])
 
 
 # ---------------------------------------------------------------------------
@@ -808,7 +906,7 @@ def tf115_checkpoint_scenario(workdir):
   subprocess. Returns plain Python values (JSON-serializable).
   """
   path = _write_tf115_checkpoint(os.path.join(workdir, "tf115"))
-  result = {}
+  result = {"checkpoint": path}
   with tf.Graph().as_default():
     w = tf.compat.v1.get_variable("w", shape=[2], dtype=tf.float32)
     poison = tf.compat.v1.placeholder(tf.float32, [])
@@ -842,21 +940,61 @@ def tf115_checkpoint_scenario(workdir):
   return result
 
 
-def outer_v1_cond_scenario():
+def tf115_checkpoint_oracle(path):
+  """`tf115_checkpoint_scenario`'s two steps, by TF 1.15's optimizer.
+
+  The checkpoint at `path` is restored into TF 1.15's
+  `LossScaleOptimizer(AdamOptimizer)` and manager (`tf115_harness`), by
+  object, and each step taken from it. Returns `{"finite": ..., "nan":
+  ...}`, each the checkpoint's names and their values after the step.
+  """
+  lib = harness.Library(harness.ORACLE)
+  result = {}
+  with tf.Graph().as_default():
+    w = tf.compat.v1.get_variable("w", shape=[2], dtype=tf.float32)
+    poison = tf.compat.v1.placeholder(tf.float32, [])
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    manager = lib.ExponentialUpdateLossScaleManager(
+        init_loss_scale=2**15, incr_every_n_steps=3,
+        decr_every_n_nan_or_inf=2, decr_ratio=0.5)
+    inner = tf.compat.v1.train.AdamOptimizer(0.1)
+    lso = lib.LossScaleOptimizer(inner, manager)
+    train_op = lso.minimize(tf.reduce_sum(w * [4.0, 8.0]) * poison,
+                            global_step)
+    beta1_power, beta2_power = inner._get_beta_accumulators()  # pylint: disable=protected-access
+    by_name = dict(zip(("loss_scale", "good_steps", "bad_steps"),
+                       manager.variables()))
+    by_name.update({
+        "w": w, "w/Adam": lso.get_slot(w, "m"),
+        "w/Adam_1": lso.get_slot(w, "v"), "cond/beta1_power": beta1_power,
+        "cond/beta2_power": beta2_power, "global_step": global_step})
+    saver = tf.compat.v1.train.Saver(by_name)
+    with tf.compat.v1.Session() as sess:
+      for case, value in (("finite", 1.0), ("nan", float("nan"))):
+        saver.restore(sess, path)
+        sess.run(train_op, {poison: value})
+        result[case] = {k: np.asarray(v).tolist()
+                        for k, v in sess.run(by_name).items()}
+  return result
+
+
+def outer_v1_cond_scenario(which=harness.PACKAGE):
   """Gradient accumulation under TF1 control flow (run with v2 disabled).
 
   `apply_gradients` is built inside a v1 `tf.cond` branch, a control-flow
   context in which the optimizer must build its skip as a nested cond. Step
   4 accumulates a NaN: that apply is skipped and the scale halves.
-  Returns [(w, loss_scale)] after each of six steps.
+  Returns [(w, loss_scale)] after each of six steps, trained by `which`
+  side's optimizer (`tf115_harness.PACKAGE` or `ORACLE`).
   """
+  lib = harness.Library(which)
   with tf.Graph().as_default():
     w = tf.compat.v1.Variable([1.0], name="w")
     acc = tf.compat.v1.Variable([0.0], name="acc", trainable=False)
     count = tf.compat.v1.Variable(0, name="count", trainable=False)
     poison = tf.compat.v1.placeholder(tf.float32, [])
-    manager = ExponentialUpdateLossScaleManager(8, 1, 1, 2, 0.5)
-    lso = LossScaleOptimizer(
+    manager = lib.ExponentialUpdateLossScaleManager(8, 1, 1, 2, 0.5)
+    lso = lib.LossScaleOptimizer(
         tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
     (g, _), = lso.compute_gradients(w * 2.0 * poison, var_list=[w])
     with tf.control_dependencies([acc.assign_add(g)]):
@@ -877,10 +1015,17 @@ def outer_v1_cond_scenario():
   return out
 
 
-class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
-                                       parameterized.TestCase):
+class LossScaleOptimizerCheckpointTest(harness.OracleTestCase):
 
-  def _check_tf115_scenario(self, result):
+  def _check_tf115_scenario(self, result, oracle):
+    # Each step from the checkpoint is TF 1.15's, to the bit.
+    for case in ("finite", "nan"):
+      for name, (dtype, _) in sorted(_TF115_CHECKPOINT.items()):
+        want = np.asarray(oracle[case][name], dtype)
+        got = np.asarray(result[case][name], dtype)
+        self.assertEqual(want.tobytes(), got.tobytes(),
+                         msg="{} step, {}: package {} != TF 1.15's {}".format(
+                             case, name, got, want))
     self.assertEqual(sorted(_TF115_CHECKPOINT), result["global_variables"])
     for name, (dtype, value) in _TF115_CHECKPOINT.items():
       self.assertAllClose(np.asarray(value, dtype), result["restored"][name],
@@ -919,7 +1064,8 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
   def test_tf115_checkpoint_restores_in_tf2_graph_mode(self):
     result = tf115_checkpoint_scenario(self.get_temp_dir())
     self.assertEqual("resource", result["loss_scale_tensor_dtype"])
-    self._check_tf115_scenario(result)
+    self._check_tf115_scenario(
+        result, tf115_checkpoint_oracle(result["checkpoint"]))
 
   def test_tf115_checkpoint_restores_with_v2_behavior_disabled(self):
     code = (
@@ -929,6 +1075,7 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
         "tf.compat.v1.disable_v2_behavior()\n"
         "import loss_scale_optimizer_test as t\n"
         "r = t.tf115_checkpoint_scenario({workdir!r})\n"
+        "r['oracle'] = t.tf115_checkpoint_oracle(r['checkpoint'])\n"
         "print('RESULT=' + json.dumps(r))\n").format(
             tests=_TESTS_DIR, workdir=self.get_temp_dir())
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
@@ -938,7 +1085,8 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
     result = json.loads(lines[-1][len("RESULT="):])
     self.assertEqual("float32_ref", result["loss_scale_tensor_dtype"])
     self.assertEqual(256.0, result["loss_scale_by_name"])
-    self._check_tf115_scenario(result)
+    # Judged by TF 1.15's optimizer under v1 behaviour too.
+    self._check_tf115_scenario(result, result["oracle"])
 
   def test_apply_inside_outer_v1_cond(self):
     code = (
@@ -947,52 +1095,67 @@ class LossScaleOptimizerCheckpointTest(tf.test.TestCase,
         "import tensorflow as tf\n"
         "tf.compat.v1.disable_v2_behavior()\n"
         "import loss_scale_optimizer_test as t\n"
-        "print('RESULT=' + json.dumps(t.outer_v1_cond_scenario()))\n").format(
-            tests=_TESTS_DIR)
+        "print('RESULT=' + json.dumps([t.outer_v1_cond_scenario(which)\n"
+        "                              for which in t.harness.SIDES]))\n"
+        ).format(tests=_TESTS_DIR)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
                           text=True, timeout=300, check=False)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
     self.assertTrue(lines, "subprocess failed:\n" + proc.stderr[-4000:])
+    oracle, package = [[tuple(x) for x in side] for side in json.loads(
+        lines[-1][len("RESULT="):])]
     # Applies at steps 2, 4 (NaN: skipped, 16 -> 8) and 6; each finite apply
     # moves w by the accumulated 2 * 2.0 and doubles the scale.
     self.assertEqual(
-        [tuple(x) for x in json.loads(lines[-1][len("RESULT="):])],
+        package,
         [(1.0, 8.0), (-3.0, 16.0), (-3.0, 16.0), (-3.0, 8.0), (-3.0, 8.0),
          (-7.0, 16.0)])
+    # As TF 1.15's optimizer, in TF 1.15's control flow.
+    self.assertEqual(package, oracle)
 
   @parameterized.named_parameters(ALL_MODES)
   def test_nan_storm_leaves_state_bit_identical(self, mode):
-    with _mode(mode) as sess:
+    # The state after the storm is the state before it, and every step of
+    # it (the scale's included) is TF 1.15's.
+    tracked = ("w", "m", "v", "global_step", "beta1_power", "beta2_power")
+
+    def build(lib, inputs):
       w = _var([0.5, -1.5, 2.0])
-      poison = _poison()
       global_step = _step_var()
-      manager = ExponentialUpdateLossScaleManager(2**15, 1000, 2, 2, 0.5)
-      lso = LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(0.01),
-                               manager)
-      steps = _Steps(mode, sess, _train_step(
-          lso, lambda: tf.reduce_sum(w * w) * poison, None, global_step))
-      steps()  # One real step, so the slots hold non-trivial values.
-      tracked = lambda: [w, lso.get_slot(w, "m"), lso.get_slot(w, "v"),
-                         global_step] + list(lso._opt._get_beta_accumulators())
-      before = [np.array(steps.value(v)) for v in tracked()]
-      _set(mode, sess, poison, np.nan)
-      scales = []
-      for _ in range(200):
-        steps()
-        scales.append(float(steps.value(manager.get_loss_scale())))
-      after = [np.array(steps.value(v)) for v in tracked()]
-      for b, a in zip(before, after):
-        self.assertEqual(b.dtype, a.dtype)
-        self.assertEqual(b.tobytes(), a.tobytes())
-      self.assertEqual(1, after[3])
-      # Halve every 2nd bad step, never below 1.
-      expected, scale = [], 2.0**15
-      for i in range(1, 201):
-        if i % 2 == 0:
-          scale = max(1.0, scale * 0.5)
-        expected.append(scale)
-      self.assertEqual(expected, scales)
-      self.assertEqual(1.0, scales[-1])
+      manager = lib.ExponentialUpdateLossScaleManager(2**15, 1000, 2, 2, 0.5)
+      lso = lib.LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(0.01),
+                                   manager)
+
+      def state():
+        return dict(
+            zip(tracked, [w, lso.get_slot(w, "m"), lso.get_slot(w, "v"),
+                          global_step] +
+                list(lso._opt._get_beta_accumulators())),
+            **_manager_state(manager))
+
+      return harness.Built(
+          _train_step(lso, lambda: tf.reduce_sum(w * w) * inputs["poison"],
+                      lib.var_list([w]), global_step), state)
+
+    # One real step, so the slots hold non-trivial values, then the storm.
+    states = self.judged(
+        build, mode, inputs={"poison": np.float32(1)},
+        schedule=[{}] + [{"poison": np.nan}] * 200)
+    before = [states[0][name] for name in tracked]
+    after = [states[-1][name] for name in tracked]
+    for b, a in zip(before, after):
+      self.assertEqual(b.dtype, a.dtype)
+      self.assertEqual(b.tobytes(), a.tobytes())
+    self.assertEqual(1, after[3])
+    scales = [float(s["scale"]) for s in states[1:]]
+    # Halve every 2nd bad step, never below 1.
+    expected, scale = [], 2.0**15
+    for i in range(1, 201):
+      if i % 2 == 0:
+        scale = max(1.0, scale * 0.5)
+      expected.append(scale)
+    self.assertEqual(expected, scales)
+    self.assertEqual(1.0, scales[-1])
 
 
 class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):

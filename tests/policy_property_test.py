@@ -16,6 +16,10 @@ are run through both public entry points in graph mode, eager mode and
 
 Each example builds its graph (or traces its function) once and runs every
 step through it. Examples are derandomized, so CI is reproducible.
+
+The TF1 side is also run beside TF 1.15's own manager (`tf115_harness`),
+fed the same flags in the same mode: the same state after every step. (The
+TF2 side keeps TF 2.0's policy, contract 16: `policy_reference` judges it.)
 """
 
 import json
@@ -28,6 +32,7 @@ import tensorflow as tf
 
 import policy_reference
 import program_util
+import tf115_harness as harness
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_manager as lsm
 
@@ -117,11 +122,14 @@ def _gradients(flags, seed):
 # -- Runners: one graph or one traced function per example --------------------
 
 
-def _make(config, tf2_side):
+def _make(config, tf2_side, tf115=False):
   args = (config["init"], config["incr_n"], config["decr_n"],
           config["incr_ratio"], config["decr_ratio"])
   if tf2_side:
     return loss_scale_lib.ExponentialUpdateLossScale(*args)
+  if tf115:
+    return harness.Library(harness.ORACLE).ExponentialUpdateLossScaleManager(
+        *args)
   return lsm.ExponentialUpdateLossScaleManager(*args)
 
 
@@ -129,10 +137,10 @@ def _state_variables(obj):
   return obj.variables()  # [loss_scale, good_steps, bad_steps], both sides.
 
 
-def run_graph(config, tf2_side):
+def run_graph(config, tf2_side, tf115=False):
   """Returns [(scale, good, bad, should_apply or None)] per step."""
   with tf.Graph().as_default():
-    obj = _make(config, tf2_side)
+    obj = _make(config, tf2_side, tf115)
     scale, good, bad = _state_variables(obj)
     if tf2_side:
       feed = tf.compat.v1.placeholder(tf.float32, [3])
@@ -158,8 +166,8 @@ def run_graph(config, tf2_side):
   return out
 
 
-def run_eager_or_function(config, tf2_side, mode):
-  obj = _make(config, tf2_side)
+def run_eager_or_function(config, tf2_side, mode, tf115=False):
+  obj = _make(config, tf2_side, tf115)
   scale, good, bad = _state_variables(obj)
   good.assign(config["good"])
   bad.assign(config["bad"])
@@ -185,10 +193,11 @@ def run_eager_or_function(config, tf2_side, mode):
   return out
 
 
-def run(config, tf2_side, mode):
+def run(config, tf2_side, mode, tf115=False):
+  """Each step's state; with `tf115`, by TF 1.15's manager (TF1 side)."""
   if mode == "graph":
-    return run_graph(config, tf2_side)
-  return run_eager_or_function(config, tf2_side, mode)
+    return run_graph(config, tf2_side, tf115)
+  return run_eager_or_function(config, tf2_side, mode, tf115)
 
 
 class ExponentialPolicyPropertyTest(tf.test.TestCase, parameterized.TestCase):
@@ -200,6 +209,9 @@ class ExponentialPolicyPropertyTest(tf.test.TestCase, parameterized.TestCase):
     if tf2_side:
       # should_apply_gradients is exactly the step's finiteness.
       self.assertEqual([a[3] for a in actual], config["flags"])
+    else:
+      # TF 1.15's manager, step for step.
+      self.assertEqual(actual, run(config, tf2_side, mode, tf115=True))
 
   @parameterized.product(mode=MODES, tf2_side=(False, True))
   def test_matches_reference_over_the_whole_range(self, mode, tf2_side):
@@ -261,6 +273,9 @@ class ExponentialPolicyPropertyTest(tf.test.TestCase, parameterized.TestCase):
         config = dict(edge, **start)
         self.assertEqual([a[:3] for a in run(config, tf2_side, mode)],
                          expected)
+        if not tf2_side:
+          self.assertEqual([a[:3] for a in run(config, False, mode, True)],
+                           expected)
 
 
 class ConcurrentStepsTest(tf.test.TestCase, parameterized.TestCase):

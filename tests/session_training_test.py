@@ -9,7 +9,10 @@ between `compute_gradients` and `apply_gradients`, `global_step` incremented
 by the program under its own finiteness cond, and a hook fetching
 `'loss_scale:0'` by name. The expected trajectory comes from
 `policy_reference.exponential_policy`, a pure-Python model of TF 1.15's
-policy, fed with the finite flags the program observed.
+policy, fed with the finite flags the program observed; and the program
+trains the same model with TF 1.15's optimizer (`tf115_harness`), whose
+weights, scale, counters and `global_step` after every step must be the
+package's, to the bit.
 """
 
 import json
@@ -101,6 +104,13 @@ class SessionTrainingTest(tf.test.TestCase):
     # program.
     self.assertEqual(self.records[-1]["global_step"],
                      sum(r["finite"] for r in self.records))
+
+  def test_every_step_is_tf115s(self):
+    states, tf115 = self.result["states"], self.result["tf115_states"]
+    self.assertLen(states, _STEPS)
+    self.assertLen(tf115, _STEPS)
+    for step, (got, want) in enumerate(zip(states, tf115)):
+      self.assertEqual(got, want, msg="step {}".format(step))
 
   def test_loss_falls(self):
     losses = [r["total_loss"] for r in self.records if r["finite"]]

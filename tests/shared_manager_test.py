@@ -16,6 +16,10 @@ control flow v1), with the applies built plainly or inside an outer
   state afterwards is always that of the two updates applied one after the
   other, D then G or G then D. (TF 1.15, and this package before, often
   kept only one of them.)
+
+The separate runs are also judged by TF 1.15's optimizer and manager
+(`tf115_harness`), built and run the same way in the same mode: the same
+state after every run.
 """
 
 import json
@@ -31,6 +35,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 import policy_reference
+import tf115_harness as harness
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(_TESTS_DIR)
@@ -46,7 +51,7 @@ CONFIGS = {
 SCHEDULE = "DGGDDDGDGGGDDDDD"
 
 
-def shared_manager_scenario(config, in_cond, coruns):
+def shared_manager_scenario(config, in_cond, coruns, which=harness.PACKAGE):
   """Builds the GAN-like graph and runs it; returns what happened.
 
   Args:
@@ -55,15 +60,18 @@ def shared_manager_scenario(config, in_cond, coruns):
       predicate is True), as gradient accumulation does.
     coruns: How many `sess.run([train_d, train_g])` to make, each from the
       start state.
+    which: Whose optimizer and manager (`tf115_harness.PACKAGE` or
+      `ORACLE`).
 
   Returns:
     A dict: `separate`, the state after each run of SCHEDULE; `batches`, the
     batches D's runs saw; `coruns`, the state after each co-run.
   """
   init_scale, incr, decr, start_bad = CONFIGS[config]
+  lib = harness.Library(which)
   with tf.Graph().as_default():
-    manager = mp.ExponentialUpdateLossScaleManager(init_scale, incr, decr, 2,
-                                                   0.5)
+    manager = lib.ExponentialUpdateLossScaleManager(init_scale, incr, decr, 2,
+                                                    0.5)
     scale, good, bad = manager.variables()
     d = tf.compat.v1.get_variable("d", initializer=1.0)
     g = tf.compat.v1.get_variable("g", initializer=1.0)
@@ -75,7 +83,7 @@ def shared_manager_scenario(config, in_cond, coruns):
     g_loss = tf.sqrt(-tf.abs(g) - 1.0)  # NaN: every G step is skipped.
     train_ops = []
     for var, loss in ((d, d_loss), (g, g_loss)):
-      opt = mp.LossScaleOptimizer(
+      opt = lib.LossScaleOptimizer(
           tf.compat.v1.train.GradientDescentOptimizer(0.0), manager)
       grads = opt.compute_gradients(loss, var_list=[var])
       if in_cond:
@@ -113,14 +121,22 @@ def shared_manager_scenario(config, in_cond, coruns):
     return result
 
 
-def _run_v1(*args):
+def _run_v1(config, in_cond, coruns):
+  """The scenario under `disable_v2_behavior()`, and TF 1.15's separate runs.
+
+  Returns:
+    `(result, tf115_result)`; TF 1.15's has no co-runs (it lost updates).
+  """
+  args = (config, in_cond, coruns)
   script = textwrap.dedent("""
       import json
       import tensorflow as tf
       tf.compat.v1.disable_v2_behavior()
       import shared_manager_test as t
-      print("RESULT=" + json.dumps(t.shared_manager_scenario(*{!r})))
-      """).format(args)
+      print("RESULT=" + json.dumps([
+          t.shared_manager_scenario(*{!r}),
+          t.shared_manager_scenario({!r}, {!r}, 0, t.harness.ORACLE)]))
+      """).format(args, config, in_cond)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
              PYTHONPATH=os.pathsep.join([_REPO, _TESTS_DIR]))
   proc = subprocess.run([sys.executable, "-c", script], env=env,
@@ -146,9 +162,13 @@ class SharedManagerTest(tf.test.TestCase, parameterized.TestCase):
   def test_shared_manager(self, behaviour, in_cond, config):
     coruns = 50
     if behaviour == "v1":
-      result = _run_v1(config, in_cond, coruns)
+      result, tf115_result = _run_v1(config, in_cond, coruns)
     else:
       result = shared_manager_scenario(config, in_cond, coruns)
+      tf115_result = shared_manager_scenario(config, in_cond, 0,
+                                             harness.ORACLE)
+    # Separate runs: TF 1.15's optimizer and manager, run for run.
+    self.assertEqual(tf115_result["separate"], result["separate"])
 
     # Separate runs: TF 1.15's policy, step for step, over the interleaved
     # flags (D finite, G not).

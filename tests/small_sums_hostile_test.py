@@ -12,6 +12,11 @@ scaled loss. Each probe here runs real training steps (or direct
 some element of some applied gradient is NaN or +-Inf; a skipped step
 changes no variable and no global step, an applied one is exactly plain
 SGD. Not repeated from skip_decision_test.py or the other hostile tests.
+
+The training steps of `ManySmallTrainingTest` and `ScaledPathTest` are
+also taken by TF 1.15's optimizer (`tf115_harness`) on the same model, in
+the same mode: every variable, the global step and the scale must be its,
+to the bit.
 """
 
 import json
@@ -25,6 +30,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 import program_util
+import tf115_harness as harness
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
@@ -156,15 +162,20 @@ def _loss_fn(variables, coeffs, extra=1.0, signs=None):
 
 
 def _train_step(mode, specs, coeffs, manager_fn, opt_fn, extra=1.0,
-                signs=None):
-  """One minimize() step; returns (values, global step, loss scale after)."""
+                signs=None, lib=None):
+  """One minimize() step; returns (values, global step, loss scale after).
+
+  By `lib`'s optimizer (a `tf115_harness.Library`; the package's if None),
+  with the manager `manager_fn(lib)`.
+  """
+  lib = lib or harness.Library(harness.PACKAGE)
   init = _initial(specs)
   if mode == "graph":
     with tf.Graph().as_default():
       variables = [tf.Variable(x, name=n) for x, (n, _, _) in zip(init, specs)]
       step = tf.compat.v1.train.get_or_create_global_step()
-      manager = manager_fn()
-      opt = mp.LossScaleOptimizer(opt_fn(), manager)
+      manager = manager_fn(lib)
+      opt = lib.LossScaleOptimizer(opt_fn(), manager)
       train = opt.minimize(_loss_fn(variables, coeffs, extra, signs)(),
                            var_list=variables, global_step=step)
       with tf.compat.v1.Session() as sess:
@@ -173,8 +184,8 @@ def _train_step(mode, specs, coeffs, manager_fn, opt_fn, extra=1.0,
         return sess.run((variables, step, manager.get_loss_scale()))
   variables = [tf.Variable(x, name=n) for x, (n, _, _) in zip(init, specs)]
   step = tf.Variable(0, dtype=tf.int64, name="global_step")
-  manager = manager_fn()
-  opt = mp.LossScaleOptimizer(opt_fn(), manager)
+  manager = manager_fn(lib)
+  opt = lib.LossScaleOptimizer(opt_fn(), manager)
   loss = _loss_fn(variables, coeffs, extra, signs)
 
   def run():
@@ -186,6 +197,27 @@ def _train_step(mode, specs, coeffs, manager_fn, opt_fn, extra=1.0,
     run()
   return ([v.numpy() for v in variables], int(step.numpy()),
           float(manager.get_loss_scale().numpy()))
+
+
+def _judged_train_step(mode, specs, coeffs, manager_fn, opt_fn, **kwargs):
+  """`_train_step` by the package, equal to TF 1.15's step to the bit."""
+  got = {which: _train_step(mode, specs, coeffs, manager_fn, opt_fn,
+                            lib=harness.Library(which), **kwargs)
+         for which in harness.SIDES}
+  _assert_bits(got[harness.PACKAGE][0], got[harness.ORACLE][0], specs)
+  if got[harness.PACKAGE][1:] != got[harness.ORACLE][1:]:
+    raise AssertionError("global step and scale: package {} != TF 1.15's "
+                         "{}".format(got[harness.PACKAGE][1:],
+                                     got[harness.ORACLE][1:]))
+  return got[harness.PACKAGE]
+
+
+def _assert_bits(values, tf115_values, specs):
+  """The package's values are TF 1.15's, to the bit."""
+  for (name, _, _), got, want in zip(specs, values, tf115_values):
+    if np.asarray(got).tobytes() != np.asarray(want).tobytes():
+      raise AssertionError("{}: package {} != TF 1.15's {}".format(
+          name, got, want))
 
 
 def _sgd(lr=0.5):
@@ -232,9 +264,10 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
       scale = 1.0  # The scaled gradient itself stays finite.
     else:
       scale = 256.0
-    got = _train_step(
+    got = _judged_train_step(
         mode, specs, coeffs,
-        lambda: mp.ExponentialUpdateLossScaleManager(scale, 1000, 1, 2, 0.5), _sgd())
+        lambda lib: lib.ExponentialUpdateLossScaleManager(scale, 1000, 1, 2,
+                                                          0.5), _sgd())
     skip = self._check(mode, specs, coeffs, scale, got)
     self.assertEqual(skip, "finite" not in case and "overflow" not in case
                      and "huge" not in case and "past" not in case)
@@ -258,33 +291,38 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
       coeffs[i] = shared
       signs[i] = 1.0 if i % 2 else -1.0
     init = _initial(specs)
-    manager = lambda: mp.ExponentialUpdateLossScaleManager(4.0, 1000, 1, 2,
-                                                           0.5)
-    if mode == "graph":
-      with tf.Graph().as_default():
-        variables = [tf.Variable(x) for x in init]
-        opt = mp.LossScaleOptimizer(_sgd()(), manager())
-        gv = opt.compute_gradients(_loss_fn(variables, coeffs, signs=signs)(),
-                                   var_list=variables)
-        train = opt.apply_gradients(gv)
-        with tf.compat.v1.Session() as sess:
-          sess.run(tf.compat.v1.global_variables_initializer())
-          _, grads, finite = sess.run((train, [g for g, _ in gv],
-                                       opt.finite_grads))
-          values = sess.run(variables)
-    else:
+
+    def run(lib):
+      """The step by `lib`'s optimizer: (grads, finite flag, values)."""
+      finite_of = lambda opt: getattr(opt, "finite_grads", tf.constant(True))
+      manager = lambda: lib.ExponentialUpdateLossScaleManager(4.0, 1000, 1,
+                                                              2, 0.5)
+      if mode == "graph":
+        with tf.Graph().as_default():
+          variables = [tf.Variable(x) for x in init]
+          opt = lib.LossScaleOptimizer(_sgd()(), manager())
+          gv = opt.compute_gradients(
+              _loss_fn(variables, coeffs, signs=signs)(), var_list=variables)
+          train = opt.apply_gradients(gv)
+          with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            _, grads, finite = sess.run((train, [g for g, _ in gv],
+                                         finite_of(opt)))
+            return grads, finite, sess.run(variables)
       variables = [tf.Variable(x) for x in init]
-      opt = mp.LossScaleOptimizer(_sgd()(), manager())
+      opt = lib.LossScaleOptimizer(_sgd()(), manager())
       loss = _loss_fn(variables, coeffs, signs=signs)
 
       def step():
         gv = opt.compute_gradients(loss, var_list=variables)
         opt.apply_gradients(gv)
-        return [g for g, _ in gv], opt.finite_grads
+        return [g for g, _ in gv], finite_of(opt)
 
       grads, finite = tf.function(step)() if mode == "function" else step()
-      grads = [g.numpy() for g in grads]
-      values = [v.numpy() for v in variables]
+      return ([g.numpy() for g in grads], finite,
+              [v.numpy() for v in variables])
+
+    grads, finite, values = run(harness.Library(harness.PACKAGE))
     nonfinite = [n for (n, _, _), g in zip(specs, grads)
                  if not np.all(np.isfinite(g))]
     self.assertEqual(bool(finite), not nonfinite, nonfinite)
@@ -296,6 +334,9 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
                                                               specs)]
     for (name, _, _), got, w in zip(specs, values, want):
       np.testing.assert_array_equal(got, w, err_msg=name)
+    # TF 1.15's optimizer, built and fetched the same way (Grappler
+    # rewrites its graph alike), judges the values themselves.
+    _assert_bits(values, run(harness.Library(harness.ORACLE))[2], specs)
 
   @parameterized.product(mode=("graph", "function"),
                          opt=("momentum", "adam"))
@@ -311,12 +352,12 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
     }[opt]
     init = _initial(specs)
 
-    def two_steps(first, second):
+    def two_steps(first, second, lib=harness.Library(harness.PACKAGE)):
       if mode == "graph":
         with tf.Graph().as_default():
           variables = [tf.Variable(x) for x in init]
           coeff = [tf.compat.v1.placeholder(c.dtype, c.shape) for c in good]
-          o = mp.LossScaleOptimizer(make(), mp.FixedLossScaleManager(64))
+          o = lib.LossScaleOptimizer(make(), lib.FixedLossScaleManager(64))
           train = o.minimize(_loss_fn(variables, coeff)(), var_list=variables)
           with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
@@ -325,7 +366,7 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
             return sess.run(variables)
       variables = [tf.Variable(x) for x in init]
       coeff = [tf.Variable(c) for c in good]
-      o = mp.LossScaleOptimizer(make(), mp.FixedLossScaleManager(64))
+      o = lib.LossScaleOptimizer(make(), lib.FixedLossScaleManager(64))
 
       @tf.function
       def step():
@@ -341,10 +382,13 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
     once = self._one_step_values(mode, make, specs, good)
     for name_spec, got, want in zip(specs, after_skip, once):
       np.testing.assert_array_equal(got, want, err_msg=name_spec[0])
+    # The package against itself above; TF 1.15's two steps judge both.
+    _assert_bits(after_skip,
+                 two_steps(bad, good, harness.Library(harness.ORACLE)), specs)
 
   def _one_step_values(self, mode, make, specs, coeffs):
-    got = _train_step(mode, specs, coeffs,
-                      lambda: mp.FixedLossScaleManager(64), make)
+    got = _judged_train_step(mode, specs, coeffs,
+                             lambda lib: lib.FixedLossScaleManager(64), make)
     self.assertEqual(got[1], 1)
     return got[0]
 
@@ -609,7 +653,8 @@ class ScaledPathTest(tf.test.TestCase, parameterized.TestCase):
     bad = [("a30", 3e38, 7)] if case != "finite" else []
     coeffs = _coefficients(specs, bad)
     scale = 2.0**-10
-    got = _train_step(mode, specs, coeffs, lambda: _UserScale(scale), _sgd(),
+    got = _judged_train_step(mode, specs, coeffs,
+                             lambda lib: _UserScale(scale), _sgd(),
                       extra=2.0**10)
     values, step, _ = got
     skip, want = _expected(specs, coeffs, scale, 0.5, extra=2.0**10)

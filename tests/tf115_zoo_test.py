@@ -3,7 +3,7 @@
 """The wide model zoo, each model judged by TF 1.15's optimizer in every mode.
 
 Issue 41 and DESIGN.md, contract 15, with the harness of
-`tf115_oracle_test.py`: every row of `ZOO` (a model, a dtype, an inner
+`tf115_harness.py`: every row of `ZOO` (a model, a dtype, an inner
 optimizer, a scale, and optionally NaN or Inf steps and gradient clipping)
 runs in graph mode (a Session), under `disable_v2_behavior()` (a
 subprocess), in a `tf.function` and eagerly, and after every step every
@@ -22,10 +22,10 @@ import collections
 from absl.testing import parameterized
 import tensorflow as tf
 
-import tf115_oracle_test as oracle
+import tf115_harness as harness
 
-Case = oracle.Case
-MODES = oracle.MODES
+Case = harness.Case
+MODES = harness.MODES
 
 FIXED_2_15 = ("fixed", 2**15)
 FIXED_128 = ("fixed", 128)
@@ -119,16 +119,16 @@ _V1_BATCH = ZOO + NONE_GRADIENT + TRAINABLE_SCALE + SPARSE_SGD
 
 
 def _all_modes(cases):
-  return [p for mode in MODES for p in oracle.named(cases, mode)]
+  return [p for mode in MODES for p in harness.named(cases, mode)]
 
 
-class ZooTest(oracle.OracleTestCase):
+class ZooTest(harness.OracleTestCase):
   """Every row of the zoo, in every mode, equal to TF 1.15 to the bit."""
 
   @parameterized.named_parameters(_all_modes(ZOO))
   def test_matches_oracle(self, case, mode):
     report = self.assertMatchesOracle(case, mode, v1_batch=_V1_BATCH)
-    if mode == oracle.GRAPH:
+    if mode == harness.GRAPH:
       # Each row applies an update in a graph, TF 1.15's main use, so it
       # compares more than skipped steps. (Eagerly, without Grappler's
       # folding, a float16 row may overflow where the graph did not: TF
@@ -156,9 +156,9 @@ class DesignTest(tf.test.TestCase):
   """The zoo covers what issue 41 asks of it."""
 
   def test_design_covers_the_zoo(self):
-    self.assertCountEqual({c.optimizer for c in ZOO}, oracle.OPTIMIZERS)
-    self.assertCountEqual({c.dtype for c in ZOO}, oracle.DTYPES)
-    self.assertCountEqual({c.model for c in ZOO}, oracle.MODELS)
+    self.assertCountEqual({c.optimizer for c in ZOO}, harness.OPTIMIZERS)
+    self.assertCountEqual({c.dtype for c in ZOO}, harness.DTYPES)
+    self.assertCountEqual({c.model for c in ZOO}, harness.MODELS)
     self.assertContainsSubset(
         {FIXED_2_15, FIXED_3, FIXED_7, FIXED_1000, EXP_2_32},
         {c.scale for c in ZOO})
@@ -167,7 +167,7 @@ class DesignTest(tf.test.TestCase):
     for case in ZOO:
       optimizers[case.model].add(case.optimizer)
       dtypes[case.model].add(case.dtype)
-    for model in oracle.MODELS:
+    for model in harness.MODELS:
       self.assertGreaterEqual(len(optimizers[model]), 2, msg=model)
       self.assertGreaterEqual(len(dtypes[model]), 2, msg=model)
     # TF 1.15 made the embedding's IndexedSlices dense for these two.

@@ -11,6 +11,16 @@ probe here runs real training steps and compares every variable with a
 NumPy expectation: a skipped step changes nothing, an applied one is
 exactly plain SGD with the unscaled gradients (per-index sums for sparse
 ones). Not repeated from unscale_test.py / unscale_hostile_test.py.
+
+Each step `_run_step` takes is also taken by TF 1.15's optimizer
+(`tf115_harness`) on a twin of the model, in the same mode and with the
+same manager, and every variable must equal its twin's to the bit; so must
+the multi-step probes (`ExponentialManagerStepsTest`, `MomentumSlotsTest`).
+Not judged: a complex embedding (TF 1.15's `IsFinite` has no complex
+kernel: it crashed), `keep_sparse_gradients=True` with repeated ids
+(different by design), a scale the package refuses (TF 1.15 skipped every
+step without a word), and the probes that change the scale variable or
+feed a gradient in the middle of the package's own step.
 """
 
 import ast
@@ -27,6 +37,8 @@ import tensorflow as tf
 import contrib_mixed_precision as mp
 from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
+
+import tf115_harness as harness
 
 _T = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
 _LARGE = (150, 120)  # 18000 elements: past the "small" limit of 16384.
@@ -59,6 +71,8 @@ class _Model(object):
 
   def __init__(self, n_scalars=1, dtype=tf.float32, ids=(0, 2, 0, 4),
                emb_dtype=None):
+    self.params = dict(n_scalars=n_scalars, dtype=dtype, ids=ids,
+                       emb_dtype=emb_dtype)
     emb_dtype = emb_dtype or dtype
     npd = dtype.as_numpy_dtype
     self.ids = np.array(ids, np.int32)
@@ -119,25 +133,75 @@ def _assert_values(test, got, want):
     np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
-def _run_step(model, opt, coeffs, mode, between=None):
-  """One compute + apply step in `mode`; `between` may edit grads_and_vars."""
+def _assert_bits(got, want, what):
+  for i, (g, w) in enumerate(zip(got, want)):
+    g, w = np.asarray(g), np.asarray(w)
+    if (g.dtype, g.shape, g.tobytes()) != (w.dtype, w.shape, w.tobytes()):
+      raise AssertionError("{}, variable {}: package {} != TF 1.15's {}".format(
+          what, i, g, w))
+
+
+def _tf115_twin(model, opt):
+  """`model`'s twin and TF 1.15's optimizer with `opt`'s manager and rate.
+
+  Made on the first step of `opt` on `model`, and kept for the next ones.
+  """
+  twins = model.__dict__.setdefault("tf115_twins", {})
+  if id(opt) not in twins:
+    twin = _Model(**model.params)
+    tf115_opt = harness.Library(harness.ORACLE).LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(opt._opt._learning_rate),  # pylint: disable=protected-access
+        opt._loss_scale_manager)  # pylint: disable=protected-access
+    twins[id(opt)] = (opt, twin, tf115_opt)
+  return twins[id(opt)][1:]
+
+
+def _run_step(model, opt, coeffs, mode, between=None, judge=True):
+  """One compute + apply step in `mode`; `between` may edit grads_and_vars.
+
+  With `judge`, TF 1.15's optimizer takes the same step on a twin of the
+  model (`_tf115_twin`), unless the embedding is complex (TF 1.15 crashed
+  there); every variable must equal its twin's, to the bit.
+  """
   loss = model.loss_fn(*[tf.constant(c) for c in coeffs])
 
-  def step():
-    gv = opt.compute_gradients(loss, var_list=model.variables)
-    if between is not None:
-      gv = between(gv)
-    opt.apply_gradients(gv)
-    return [(g.values, g.indices) if isinstance(g, tf.IndexedSlices) else g
-            for g, _ in gv]
+  def run(model, opt, loss):
 
-  if mode == "function":
-    out = tf.function(step)()
-  elif mode == "jit":
-    out = tf.function(step, jit_compile=True)()
-  else:
-    out = step()
-  return tf.nest.map_structure(lambda t: t.numpy(), out)
+    def step():
+      gv = opt.compute_gradients(loss, var_list=model.variables)
+      if between is not None:
+        gv = between(gv)
+      opt.apply_gradients(gv)
+      return [(g.values, g.indices) if isinstance(g, tf.IndexedSlices) else g
+              for g, _ in gv]
+
+    if mode == "function":
+      out = tf.function(step)()
+    elif mode == "jit":
+      out = tf.function(step, jit_compile=True)()
+    else:
+      out = step()
+    return tf.nest.map_structure(lambda t: t.numpy(), out)
+
+  out = run(model, opt, loss)
+  if judge and not model.emb_dtype.is_complex:
+    twin, tf115_opt = _tf115_twin(model, opt)
+    run(twin, tf115_opt, twin.loss_fn(*[tf.constant(c) for c in coeffs]))
+    _assert_bits(model.values(), twin.values(),
+                 "{} mode, after the step".format(mode))
+  return out
+
+
+def _judge(model, opt, coeffs):
+  """TF 1.15's step on a twin, in a function: `model` must equal it.
+
+  For a step the probe took its own way (nested functions, a strategy).
+  """
+  twin, tf115_opt = _tf115_twin(model, opt)
+  loss = twin.loss_fn(*[tf.constant(c) for c in coeffs])
+  tf.function(lambda: tf115_opt.minimize(loss, var_list=twin.variables)
+              and None)()
+  _assert_bits(model.values(), twin.values(), "after the step")
 
 
 def _nan_in(model, kind):
@@ -210,9 +274,11 @@ class ScaleEdgesTest(tf.test.TestCase, parameterized.TestCase):
     tiny = np.float32(2.0**-140)
     coeffs = (model.cw * 0 + tiny, model.cb * 0 + tiny, model.cs * 0 + tiny,
               model.ce * 0 + tiny)
-    # Kept sparse: the check of the table's rows is what is probed.
+    # Kept sparse: the check of the table's rows is what is probed (with
+    # repeated ids: not TF 1.15's update, by design).
     grads = _run_step(model, _opt(_Scale(2.0**20), lr=2.0**100,
-                                  keep_sparse_gradients=True), coeffs, mode)
+                                  keep_sparse_gradients=True), coeffs, mode,
+                      judge=False)
     # TF's CPU kernels may flush some subnormal products to zero: the
     # expectation is SGD with exactly the gradients apply_gradients got,
     # each either the true 2**-140 or 0; the step is not skipped.
@@ -243,7 +309,8 @@ class ScaleEdgesTest(tf.test.TestCase, parameterized.TestCase):
       with tf.control_dependencies([op]):
         return [(g, v) for g, v in gv]
 
-    _run_step(model, opt, coeffs, mode, between)
+    # Not judged: TF 1.15's twin would share the scale the probe changes.
+    _run_step(model, opt, coeffs, mode, between, judge=False)
     _assert_values(self, model.values(), model.expected(*coeffs))
     self.assertEqual(scale.numpy(), np.float32(2.0**-120))
 
@@ -345,18 +412,29 @@ class ExponentialManagerStepsTest(tf.test.TestCase, parameterized.TestCase):
         init_loss_scale=2.0**15, incr_every_n_steps=2,
         decr_every_n_nan_or_inf=1, incr_ratio=2.0, decr_ratio=0.5)
     opt = _opt(manager, lr=2.0**-4)
+    # TF 1.15's optimizer and manager on a twin, stepped beside it.
+    lib = harness.Library(harness.ORACLE)
+    twin = _Model(n_scalars=n)
+    tf115_manager = lib.ExponentialUpdateLossScaleManager(
+        init_loss_scale=2.0**15, incr_every_n_steps=2,
+        decr_every_n_nan_or_inf=1, incr_ratio=2.0, decr_ratio=0.5)
+    tf115_opt = lib.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(2.0**-4), tf115_manager)
     poison = tf.Variable(False, trainable=False)
     nan_at = {2, 3, 7, 8, 9, 11}
     clean = (model.cw, model.cb, model.cs, model.ce)
     bad = _poison(model, kind, np.nan)
 
-    def loss():
-      cs = [tf.where(poison, tf.constant(b), tf.constant(c))
-            for b, c in zip(bad, clean)]
-      return model.loss_fn(*cs)()
+    def loss_of(model):
+      def loss():
+        cs = [tf.where(poison, tf.constant(b), tf.constant(c))
+              for b, c in zip(bad, clean)]
+        return model.loss_fn(*cs)()
+      return loss
 
     def step():
-      opt.minimize(loss, var_list=model.variables)
+      tf115_opt.minimize(loss_of(twin), var_list=twin.variables)
+      opt.minimize(loss_of(model), var_list=model.variables)
 
     if mode == "function":
       step = tf.function(step)
@@ -381,6 +459,10 @@ class ExponentialManagerStepsTest(tf.test.TestCase, parameterized.TestCase):
           good += 1
       self.assertEqual(float(manager.get_loss_scale().numpy()), scale, i)
       _assert_values(self, model.values(), want)
+      _assert_bits(model.values() + [v.numpy() for v in manager.variables()],
+                   twin.values() + [v.numpy()
+                                    for v in tf115_manager.variables()],
+                   "step {}".format(i))
 
 
 class HalfAndDoubleVariablesTest(tf.test.TestCase, parameterized.TestCase):
@@ -495,6 +577,7 @@ class NestedFunctionsTest(tf.test.TestCase, parameterized.TestCase):
       outer()
     want = model.initial() if kind else model.expected(*coeffs)
     _assert_values(self, model.values(), want)
+    _judge(model, opt, coeffs)
 
 
 class MirroredFunctionTest(tf.test.TestCase, parameterized.TestCase):
@@ -519,6 +602,9 @@ class MirroredFunctionTest(tf.test.TestCase, parameterized.TestCase):
     step()
     want = model.initial() if kind else model.expected(*coeffs)
     _assert_values(self, model.values(), want)
+    # TF 1.15 crashed under a strategy (tensorflow#25080): its judge is
+    # its step on one replica, without the strategy.
+    _judge(model, opt, coeffs)
 
 
 class SessionCondV2Test(tf.test.TestCase, parameterized.TestCase):
@@ -607,7 +693,8 @@ class EagerTableTest(tf.test.TestCase):
     for i in range(30):
       c = _poison(model, "sparse", np.nan) if i % 3 == 0 else coeffs
       _run_step(model, opt, c, "eager",
-                between=(lambda gv: gv[::-1]) if i % 2 else None)
+                between=(lambda gv: gv[::-1]) if i % 2 else None,
+                judge=False)
     gc.collect()
     self.assertEqual(len(table), before)
 
@@ -619,10 +706,16 @@ class MomentumSlotsTest(tf.test.TestCase, parameterized.TestCase):
                          kind=("large", "small", "scalar", "sparse"),
                          scale=(2.0**-5, 2.0**12))
   def test_steps(self, mode, n, kind, scale):
-    model = _Model(n_scalars=n)
-    gstep = tf.Variable(0, dtype=tf.int64, trainable=False)
-    inner = tf.compat.v1.train.MomentumOptimizer(2.0**-4, 0.5)
-    opt = mp.LossScaleOptimizer(inner, _Scale(scale))
+    # TF 1.15's optimizer on a twin, stepped beside it (the embedding's
+    # gradient made dense, as TF 1.15 made it: its momentum moves every
+    # row's slot; rows of zero gradient hold still here).
+    sides = {}
+    for which in harness.SIDES:
+      model = _Model(n_scalars=n)
+      gstep = tf.Variable(0, dtype=tf.int64, trainable=False)
+      inner = tf.compat.v1.train.MomentumOptimizer(2.0**-4, 0.5)
+      opt = harness.Library(which).LossScaleOptimizer(inner, _Scale(scale))
+      sides[which] = model, gstep, inner, opt
     poison = tf.Variable(False, trainable=False)
     clean = (model.cw, model.cb, model.cs, model.ce)
     bad = _poison(model, kind, np.inf)
@@ -630,9 +723,12 @@ class MomentumSlotsTest(tf.test.TestCase, parameterized.TestCase):
     def step():
       cs = [tf.where(poison, tf.constant(b), tf.constant(c))
             for b, c in zip(bad, clean)]
-      gv = opt.compute_gradients(model.loss_fn(*cs),
-                                 var_list=model.variables)
-      opt.apply_gradients(gv, global_step=gstep)
+      for model, gstep, _, opt in sides.values():
+        gv = opt.compute_gradients(model.loss_fn(*cs),
+                                   var_list=model.variables)
+        opt.apply_gradients(gv, global_step=gstep)
+
+    model, gstep, inner, opt = sides[harness.PACKAGE]
 
     if mode == "function":
       step = tf.function(step)
@@ -661,6 +757,12 @@ class MomentumSlotsTest(tf.test.TestCase, parameterized.TestCase):
       _assert_values(self, model.values(), values)
       slots = [inner.get_slot(v, "momentum").numpy() for v in model.variables]
       _assert_values(self, slots, accums)
+      twin, tf115_gstep, tf115_inner, _ = sides[harness.ORACLE]
+      _assert_bits(
+          model.values() + slots + [gstep.numpy()],
+          twin.values() + [tf115_inner.get_slot(v, "momentum").numpy()
+                           for v in twin.variables] + [tf115_gstep.numpy()],
+          "step {}".format(i))
 
 
 _TWO_REPLICAS = textwrap.dedent("""
@@ -740,11 +842,17 @@ class AutographLoopTest(tf.test.TestCase, parameterized.TestCase):
                                           "sparse"),
                          eagerly=(False, True), exponential=(False, True))
   def test_loop(self, n, kind, eagerly, exponential):
-    model = _Model(n_scalars=n)
-    manager = (mp.ExponentialUpdateLossScaleManager(
-        2.0**10, incr_every_n_steps=1, decr_every_n_nan_or_inf=1)
-               if exponential else _Scale(2.0**-2))
-    opt = _opt(manager)
+    # TF 1.15's optimizer and manager train a twin in the same loop.
+    sides = {}
+    for which in harness.SIDES:
+      lib = harness.Library(which)
+      manager = (lib.ExponentialUpdateLossScaleManager(
+          2.0**10, incr_every_n_steps=1, decr_every_n_nan_or_inf=1)
+                 if exponential else _Scale(2.0**-2))
+      model = _Model(n_scalars=n)
+      sides[which] = model, manager, lib.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0), manager)
+    model, manager, opt = sides[harness.PACKAGE]
     clean = (model.cw, model.cb, model.cs, model.ce)
     bad = _poison(model, kind, np.nan)
 
@@ -753,21 +861,28 @@ class AutographLoopTest(tf.test.TestCase, parameterized.TestCase):
       for i in tf.range(4):
         poisoned = tf.logical_or(tf.equal(i, 1), tf.equal(i, 2))
 
-        def loss():
-          cs = [tf.where(poisoned, tf.constant(b), tf.constant(c))
-                for b, c in zip(bad, clean)]
-          return model.loss_fn(*cs)()
+        for model, _, opt in sides.values():
 
-        opt.minimize(loss, var_list=model.variables)
+          def loss(model=model):
+            cs = [tf.where(poisoned, tf.constant(b), tf.constant(c))
+                  for b, c in zip(bad, clean)]
+            return model.loss_fn(*cs)()
+
+          opt.minimize(loss, var_list=model.variables)
 
     tf.config.run_functions_eagerly(eagerly)
     try:
       train()
     finally:
       tf.config.run_functions_eagerly(False)
+    model, manager, opt = sides[harness.PACKAGE]
     # Two applied steps of exactly representable gradients.
     want = model.expected(*[2 * c for c in clean])
     _assert_values(self, model.values(), want)
+    twin, tf115_manager, _ = sides[harness.ORACLE]
+    _assert_bits(model.values() + [manager.get_loss_scale().numpy()],
+                 twin.values() + [tf115_manager.get_loss_scale().numpy()],
+                 "after the loop")
     if exponential:
       # Defaults incr_ratio 2, decr_ratio 0.8, in float32: good, bad, bad,
       # good.

@@ -28,10 +28,20 @@ that knows nothing: the old, always-checking behaviour):
   inside a `tf.while_loop` body and inside a `tf.cond` branch;
 * 2,000 eager steps leave the module's table of eager flags as it was, and
   graphs stepped with XLA are collected.
+
+Where TF 1.15 has an answer, its optimizer (`tf115_harness`) takes the same
+steps and the probe's numbers must be its numbers, to the bit: fed
+gradients, the bit-for-bit steps in every mode, the float16 loss, the
+varying sparse rows, the one-replica `MirroredStrategy` (judged without the
+strategy: TF 1.15 crashed under one) and the TF1 control flow. Comparisons
+of the package with itself (`_OldCheck`, the XLA unscale against the plain
+one) are consistency checks; TF 1.15's optimizer judges `xla_unscale`'s
+training in unscale_oracle_test.py.
 """
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -49,6 +59,7 @@ from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
 import program_util
+import tf115_harness as harness
 
 _T = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
 
@@ -88,45 +99,53 @@ class _OldCheck(object):
     known_flags.split_known = self._saved
 
 
-class FedGradientTest(tf.test.TestCase, parameterized.TestCase):
-  """TF1 sessions may feed any gradient tensor: the fed value is the step."""
+class FedGradientTest(harness.OracleTestCase):
+  """TF1 sessions may feed any gradient tensor: the fed value is the step.
 
-  def _build(self, xla):
-    x = tf.compat.v1.placeholder(tf.float32, [4], name="x")
-    w = tf.Variable(np.ones(4, np.float32))
-    opt = _sgd(8.0, xla)
-    grads_and_vars = opt.compute_gradients(tf.reduce_sum(w * x))
-    train = opt.apply_gradients(grads_and_vars)
-    return x, w, grads_and_vars[0][0], train
+  TF 1.15 checked what `apply_gradients` was handed, fed or not: its
+  optimizer, fed the same way, judges each step.
+  """
+
+  def _fed_step(self, xla, grad_value, x_value=None):
+    """`w` after one fed step, by each side: `{side: value}`."""
+    result = {}
+    for which in harness.SIDES:
+      lib = harness.Library(which)
+      with tf.Graph().as_default(), self.session() as sess:
+        x = tf.compat.v1.placeholder(tf.float32, [4], name="x")
+        w = tf.Variable(np.ones(4, np.float32))
+        opt = lib.LossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(1.0),
+            lib.FixedLossScaleManager(8.0), xla_unscale=xla)
+        grads_and_vars = opt.compute_gradients(tf.reduce_sum(w * x))
+        train = opt.apply_gradients(grads_and_vars)
+        sess.run(tf.compat.v1.global_variables_initializer())
+        feed = {grads_and_vars[0][0]: np.asarray(grad_value, np.float32)}
+        if x_value is not None:
+          feed[x] = np.asarray(x_value, np.float32)
+        sess.run(train, feed)
+        result[which] = sess.run(w)
+    self.assertEqual(result[harness.ORACLE].tobytes(),
+                     result[harness.PACKAGE].tobytes())
+    return result[harness.PACKAGE]
 
   @parameterized.parameters(False, True)
   def test_a_fed_nan_gradient_is_skipped(self, xla):
-    with tf.Graph().as_default(), self.session() as sess:
-      x, w, grad, train = self._build(xla)
-      sess.run(tf.compat.v1.global_variables_initializer())
-      # The computed gradient (x = 1) is finite; the one fed in is not.
-      sess.run(train, {grad: np.full(4, np.nan, np.float32),
-                       x: np.ones(4, np.float32)})
-      self.assertAllEqual(sess.run(w), np.ones(4, np.float32))
+    # The computed gradient (x = 1) is finite; the one fed in is not.
+    w = self._fed_step(xla, np.full(4, np.nan), np.ones(4))
+    self.assertAllEqual(w, np.ones(4, np.float32))
 
   @parameterized.parameters(False, True)
   def test_a_fed_finite_gradient_is_applied(self, xla):
-    with tf.Graph().as_default(), self.session() as sess:
-      x, w, grad, train = self._build(xla)
-      sess.run(tf.compat.v1.global_variables_initializer())
-      # The computed gradient (x = NaN) is not finite; the one fed in is.
-      sess.run(train, {grad: np.full(4, 0.5, np.float32),
-                       x: np.full(4, np.nan, np.float32)})
-      self.assertAllEqual(sess.run(w), np.full(4, 0.5, np.float32))
+    # The computed gradient (x = NaN) is not finite; the one fed in is.
+    w = self._fed_step(xla, np.full(4, 0.5), np.full(4, np.nan))
+    self.assertAllEqual(w, np.full(4, 0.5, np.float32))
 
   @parameterized.parameters(False, True)
   def test_fed_gradients_need_no_inputs(self, xla):
     # Gradient accumulation: the apply run feeds only the summed gradients.
-    with tf.Graph().as_default(), self.session() as sess:
-      _, w, grad, train = self._build(xla)
-      sess.run(tf.compat.v1.global_variables_initializer())
-      sess.run(train, {grad: np.full(4, 2.0, np.float32)})
-      self.assertAllEqual(sess.run(w), np.full(4, -1.0, np.float32))
+    w = self._fed_step(xla, np.full(4, 2.0))
+    self.assertAllEqual(w, np.full(4, -1.0, np.float32))
 
 
 class IdentityTest(tf.test.TestCase, parameterized.TestCase):
@@ -227,11 +246,13 @@ class IdentityTest(tf.test.TestCase, parameterized.TestCase):
       self.assertAllEqual(value, np.broadcast_to(want, (3,)))
 
 
-def _step_every_dtype(mode, n, xla, scale, minimize=True):
+def _step_every_dtype(mode, n, xla, scale, minimize=True, lib=None):
   """One SGD step of a model of float16, bfloat16, float32 and float64 vars.
 
+  By `lib`'s optimizer (a `tf115_harness.Library`; the package's if None).
   Returns the variables' values after the step, as NumPy arrays.
   """
+  lib = lib or harness.Library(harness.PACKAGE)
   dtypes = (np.float16, tf.bfloat16.as_numpy_dtype, np.float32, np.float64)
   coefficients = (0.1, 0.3, 1e-39 * 2**20, 0.7, 1.0 / 3.0, 5e-30, 1e-3, 2.5,
                   0.9)[:n]
@@ -241,7 +262,9 @@ def _step_every_dtype(mode, n, xla, scale, minimize=True):
         tf.Variable(np.full((2,), 0.25, dtypes[i % len(dtypes)]))
         for i in range(n)
     ]
-    opt = _sgd(scale, xla)
+    opt = lib.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        lib.FixedLossScaleManager(scale), xla_unscale=xla)
     loss = _linear_loss(variables, coefficients)
     if minimize:
       return variables, lambda: opt.minimize(loss, var_list=variables)
@@ -268,8 +291,15 @@ class BitForBitTest(tf.test.TestCase, parameterized.TestCase):
   @parameterized.parameters(3.0, 2.0**20)
   def test_every_path_gives_the_same_bits(self, scale):
     # A scale whose reciprocal is inexact, subnormal unscaled gradients, and
-    # every dtype: one answer for every mode, count, XLA and call style.
+    # every dtype: one answer for every mode, count, XLA and call style (a
+    # consistency check), and that answer is TF 1.15's, in each mode.
     reference = _step_every_dtype("graph", _T + 1, False, scale)
+    for mode in ("graph", "function", "eager"):
+      oracle = _step_every_dtype(mode, _T + 1, False, scale,
+                                 lib=harness.Library(harness.ORACLE))
+      for i, (a, b) in enumerate(zip(oracle, reference)):
+        self.assertAllEqual(_bits(a), _bits(b),
+                            msg="TF 1.15's {} step, var {}".format(mode, i))
     with _OldCheck():
       old = _step_every_dtype("eager", _T + 1, False, scale)
     for a, b in zip(reference, old):
@@ -286,8 +316,13 @@ class BitForBitTest(tf.test.TestCase, parameterized.TestCase):
                       mode, n, xla, minimize, i))
 
   def test_float32_unscale_is_the_numpy_multiply(self):
-    # The reference above against NumPy: g * float32(1 / 3).
+    # The reference above against NumPy: g * float32(1 / 3); and against
+    # TF 1.15's step.
     got = _step_every_dtype("eager", _T + 1, True, 3.0)
+    oracle = _step_every_dtype("eager", _T + 1, True, 3.0,
+                               lib=harness.Library(harness.ORACLE))
+    for a, b in zip(oracle, got):
+      self.assertAllEqual(_bits(a), _bits(b))
     inv = np.reciprocal(np.float32(3.0))
     for i in (2, 6):  # The float32 variables.
       c = np.float32((0.1, 0.3, 1e-39 * 2**20, 0.7, 1.0 / 3.0, 5e-30, 1e-3,
@@ -298,7 +333,12 @@ class BitForBitTest(tf.test.TestCase, parameterized.TestCase):
 
 
 class XlaEdgesTest(tf.test.TestCase, parameterized.TestCase):
-  """`unscale.unscale(xla=True)` against the plain multiply and the check."""
+  """`unscale.unscale(xla=True)` against the plain multiply and the check.
+
+  A consistency check of two paths of the package: TF 1.15's optimizer
+  judges `xla_unscale=True`'s training in unscale_oracle_test.py, and the
+  float16 loss's here.
+  """
 
   def _grads(self, bad):
     """Gradients of every awkward kind; `bad` poisons one of them."""
@@ -391,10 +431,13 @@ class XlaEdgesTest(tf.test.TestCase, parameterized.TestCase):
   @parameterized.parameters("graph", "function", "eager")
   def test_float16_loss(self, mode):
     # A float16 loss, scaled by 2**10 in float16: 70 * 1024 overflows it.
-    def go(sess):
+    # TF 1.15's optimizer takes the same steps: the same values.
+    def go(sess, lib):
       w = tf.Variable(np.ones(3, np.float16))
       c = tf.Variable(np.float16(1.0), trainable=False)
-      opt = _sgd(2.0**10, True)
+      opt = lib.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          lib.FixedLossScaleManager(2.0**10), xla_unscale=True)
       step = lambda: opt.minimize(lambda: tf.reduce_sum(w) * c, var_list=[w])
       values = []
       if mode == "graph":
@@ -412,11 +455,16 @@ class XlaEdgesTest(tf.test.TestCase, parameterized.TestCase):
         values.append(w.numpy())
       return values
 
-    if mode == "graph":
-      with tf.Graph().as_default(), self.session() as sess:
-        values = go(sess)
-    else:
-      values = go(None)
+    sides = {}
+    for which in harness.SIDES:
+      if mode == "graph":
+        with tf.Graph().as_default(), self.session() as sess:
+          sides[which] = go(sess, harness.Library(which))
+      else:
+        sides[which] = go(None, harness.Library(which))
+    values = sides[harness.PACKAGE]
+    for got, oracle in zip(values, sides[harness.ORACLE]):
+      self.assertAllEqual(_bits(got), _bits(oracle))
     want = [np.zeros(3), np.zeros(3), np.full(3, -0.5)]
     for got, expected in zip(values, want):
       self.assertAllEqual(got, expected.astype(np.float16))
@@ -441,13 +489,17 @@ class XlaEdgesTest(tf.test.TestCase, parameterized.TestCase):
 class SparseTest(tf.test.TestCase, parameterized.TestCase):
   """IndexedSlices whose row count changes, with overflowing duplicate sums."""
 
-  def _run(self, dtype, n_extra, ids_per_step, rows_value, use_function):
+  def _run(self, dtype, n_extra, ids_per_step, rows_value, use_function,
+           lib=None):
+    lib = lib or harness.Library(harness.PACKAGE)
     table = tf.Variable(np.zeros((4, 2), dtype))
     extras = [tf.Variable(np.ones(2, np.float32)) for _ in range(n_extra)]
     c = tf.Variable(1.0, trainable=False)
     ids_holder = tf.Variable([0], shape=tf.TensorShape([None]),
                              trainable=False)
-    opt = _sgd(1.0, True)
+    opt = lib.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0),
+        lib.FixedLossScaleManager(1.0), xla_unscale=True)
 
     def loss():
       rows = tf.gather(table, ids_holder)
@@ -477,6 +529,11 @@ class SparseTest(tf.test.TestCase, parameterized.TestCase):
     steps = ([1], [0, 2, 2], [3, 3], [1, 2, 3, 0, 0], [2, 2, 2])
     values = (1.0, 1.0, big, 1.0, big / 2)
     history = self._run(dtype, n_extra, steps, values, use_function)
+    # TF 1.15's optimizer, the same steps: the same table after each.
+    oracle = self._run(dtype, n_extra, steps, values, use_function,
+                       harness.Library(harness.ORACLE))
+    for got, expected in zip(history, oracle):
+      self.assertAllEqual(_bits(got), _bits(expected))
     # NumPy: SGD at rate 1; a step whose per-index sums overflow is skipped.
     table = np.zeros((4, 2))
     want = []
@@ -583,29 +640,49 @@ class MirroredTest(tf.test.TestCase, parameterized.TestCase):
                      * c, var_list=variables)
       strategy.run(replica_fn)
 
+    # TF 1.15 crashed under a strategy (tensorflow#25080): its judge is
+    # its optimizer on one replica, without the strategy.
+    lib = harness.Library(harness.ORACLE)
+    twins = [tf.Variable(np.zeros(2, np.float32)) for _ in range(n)]
+    tf115_manager = lib.ExponentialUpdateLossScaleManager(
+        8.0, 1000, decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+    tf115_opt = lib.LossScaleOptimizer(
+        tf.compat.v1.train.GradientDescentOptimizer(1.0), tf115_manager)
+    tf115_step = tf.function(lambda: tf115_opt.minimize(
+        lambda: tf.add_n([tf.reduce_sum(v) for v in twins]) * c,
+        var_list=twins) and None)
+
     for value in (1.0, np.nan, 2.0):
       c.assign(value)
       step()
+      tf115_step()
     for v in variables:
       self.assertAllEqual(v, np.full(2, -3.0, np.float32))
     self.assertEqual(float(tf.convert_to_tensor(manager.get_loss_scale())),
                      4.0)
+    for v, twin in zip(variables, twins):
+      self.assertAllEqual(_bits(v.numpy()), _bits(twin.numpy()))
+    self.assertEqual(float(tf.convert_to_tensor(manager.get_loss_scale())),
+                     float(tf115_manager.get_loss_scale()))
 
 
+# Run with tests/ first on sys.path. Each case is trained by the package's
+# optimizer and by TF 1.15's ("tf115", which has no `xla_unscale`).
 _V1_PROGRAM = """
 import json
 import numpy as np
 import tensorflow as tf
-import contrib_mixed_precision as mp
 tf.compat.v1.disable_v2_behavior()
+import tf115_harness as harness
 
 
 def model(n, xla):
+  lib = harness.Library(harness.ORACLE if xla == "tf115" else harness.PACKAGE)
   ws = [tf.compat.v1.get_variable("w%d" % i, initializer=np.zeros(
       2, np.float32), use_resource=True) for i in range(n)]
-  opt = mp.LossScaleOptimizer(
+  opt = lib.LossScaleOptimizer(
       tf.compat.v1.train.GradientDescentOptimizer(1.0),
-      mp.FixedLossScaleManager(8.0), xla_unscale=xla)
+      lib.FixedLossScaleManager(8.0), xla_unscale=xla is True)
   return ws, opt, lambda c: tf.add_n([tf.reduce_sum(w) for w in ws]) * c
 
 
@@ -639,7 +716,7 @@ def in_cond_branch(n, xla, sess):
 
 results = {}
 for where in (in_while_loop, in_cond_branch):
-  for xla in (False, True):
+  for xla in (False, True, "tf115"):
     for n in (1, 9):
       key = "%s/xla=%s/n=%d" % (where.__name__, xla, n)
       with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
@@ -658,8 +735,11 @@ print("RESULT " + json.dumps(results))
 class V1ControlFlowTest(tf.test.TestCase):
 
   def test_while_loop_body_and_cond_branch(self):
+    code = "import sys\nsys.path.insert(0, {!r})\n{}".format(
+        os.path.dirname(os.path.abspath(__file__)),
+        textwrap.dedent(_V1_PROGRAM))
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_V1_PROGRAM)],
+        [sys.executable, "-c", code],
         env=program_util.child_env(), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=240, check=False)
     output = proc.stdout.decode("utf-8", "replace")
@@ -667,10 +747,11 @@ class V1ControlFlowTest(tf.test.TestCase):
     line = [l for l in output.splitlines() if l.startswith("RESULT ")][-1]
     results = json.loads(line[len("RESULT "):])
     # Every variable gets -(1 + 2 + 3): the loop skips NaN and Inf, the
-    # cond's branch is not taken for -1 and skips Inf.
+    # cond's branch is not taken for -1 and skips Inf; so does TF 1.15's
+    # optimizer, in TF 1.15's control flow.
     want = {}
     for where in ("in_while_loop", "in_cond_branch"):
-      for xla in (False, True):
+      for xla in (False, True, "tf115"):
         for n in (1, 9):
           want["%s/xla=%s/n=%d" % (where, xla, n)] = [[-6.0, -6.0]]
     self.assertDictEqual(results, want)

@@ -167,17 +167,17 @@ class XlaUnscaleTest(OracleTestCase, parameterized.TestCase):
     self.assertMatchesTF115(oracle, package, applied_steps=3)
 
   @parameterized.product(
-      mode=("graph", "eager"),
+      mode=MODES,
       scale=(("variable", 3.0, "float32"), ("fixed", 1000.0, "float32"),
              ("variable", 3.0, "float64")),
       dtype=(np.float32, np.float64))
   def test_finite_steps_apply_tf115s_numbers(self, mode, scale, dtype):
     # At 3 or 1000, 1/scale is inexact: a division by the scale, or a
     # reciprocal in another dtype, moves the last bit. Step 1 overflows in
-    # float32 once scaled, and is skipped. Not in a `tf.function`: there
-    # Grappler's arithmetic optimizer reorders TF 1.15's chain of
-    # multiplies (the unscale's with the backprop's), which the XLA call,
-    # opaque to it, does not join, and the last bit moves (issue 41).
+    # float32 once scaled, and is skipped. In a `tf.function`, Grappler's
+    # arithmetic optimizer reorders TF 1.15's chain of multiplies (the
+    # unscale's with the backprop's): an XLA call there, opaque to it,
+    # moved the last bit (issue 41), so only eager steps fuse.
     oracle, package = _trajectories(mode, dtype, scale, xla=True)
     self.assertMatchesTF115(oracle, package,
                             applied_steps=3 if dtype == np.float32 else 4)

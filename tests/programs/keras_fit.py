@@ -16,7 +16,11 @@ Modes: `graph` (`disable_eager_execution()`, Keras' TF1 training loop),
 
 Prints one JSON line: `{"ok": true, "scales": [...], "weights": [...]}` with
 the scale and `w` after each batch, or `{"ok": false, "error": ...}` with
-the error `fit` raised.
+the error `fit` raised. In graph mode it then fits the same model with TF
+1.15's optimizer and manager (`tests/tf115_harness.py`), and adds its
+scales and weights as `"tf115"`. (TF 1.15's Keras initialized only the
+inner optimizer's variables, so `fit` failed on the manager's: the judge's
+are initialized here by hand.)
 
 Usage: python keras_fit.py MODE
 """
@@ -35,7 +39,11 @@ if importlib.util.find_spec("tf_keras") is not None:
 import numpy as np  # pylint: disable=g-import-not-at-top
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-import contrib_mixed_precision as mp  # pylint: disable=g-import-not-at-top
+# The harness and the oracle live in tests/, this directory's parent.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# pylint: disable-next=g-import-not-at-top,wrong-import-position
+import tf115_harness as harness
 
 BATCH = 4
 # Batch 3 (0-based 2) holds a NaN.
@@ -49,12 +57,30 @@ INIT_SCALE, INCR_EVERY_N, DECR_EVERY_N = 2.0**15, 2, 1
 def main(mode):
   if mode == "graph":
     tf.compat.v1.disable_eager_execution()
+  try:
+    scales, weights = fit(mode, harness.Library(harness.PACKAGE))
+  except Exception as e:  # pylint: disable=broad-except
+    print(json.dumps({"ok": False, "error": "{}: {}".format(
+        type(e).__name__, e)}))
+    return
+  result = {"ok": True, "scales": scales, "weights": weights}
+  if mode == "graph":
+    result["tf115"] = dict(zip(("scales", "weights"), fit(
+        mode, harness.Library(harness.ORACLE))))
+  print(json.dumps(result))
+
+
+def fit(mode, lib):
+  """`fit` with `lib`'s optimizer: the scale and `w` after each batch."""
   keras = tf.keras
-  manager = mp.ExponentialUpdateLossScaleManager(
+  manager = lib.ExponentialUpdateLossScaleManager(
       INIT_SCALE, INCR_EVERY_N, decr_every_n_nan_or_inf=DECR_EVERY_N,
       decr_ratio=0.5)
-  opt = mp.LossScaleOptimizer(
+  opt = lib.LossScaleOptimizer(
       tf.compat.v1.train.GradientDescentOptimizer(LR), manager)
+  if lib.is_oracle:
+    tf.compat.v1.keras.backend.get_session().run(
+        tf.compat.v1.variables_initializer(manager.variables()))
   layer = keras.layers.Dense(
       1, use_bias=False, kernel_initializer="ones",
       dtype=keras.mixed_precision.Policy("mixed_float16"))
@@ -75,14 +101,9 @@ def main(mode):
       scales.append(float(keras.backend.get_value(manager.get_loss_scale())))
       weights.append(float(keras.backend.get_value(layer.kernel)[0, 0]))
 
-  try:
-    model.fit(X, Y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
-              callbacks=[Record()])
-  except Exception as e:  # pylint: disable=broad-except
-    print(json.dumps({"ok": False, "error": "{}: {}".format(
-        type(e).__name__, e)}))
-    return
-  print(json.dumps({"ok": True, "scales": scales, "weights": weights}))
+  model.fit(X, Y, batch_size=BATCH, epochs=1, shuffle=False, verbose=0,
+            callbacks=[Record()])
+  return scales, weights
 
 
 if __name__ == "__main__":

@@ -22,19 +22,27 @@ after_run). Data is deterministic by step; `--poison-steps` feed a NaN.
 
 Writes JSON to `--out`: one record per step (the hook's fetches, the finite
 flag, the program's own `all_are_finite`, the loss-scale state and a weight
-checksum after the step) and the final state.
+checksum after the step) and the final state. Then the same program, built
+with TF 1.15's optimizer and manager (`tests/tf115_harness.py`) in a graph
+of its own, takes the same steps: `tf115_states` and `states` hold each
+side's every weight (as hex bytes), scale, counters and `global_step` after
+each step, for the test to compare.
 
 Usage: python session_bert_like.py --out FILE [--steps N] [--poison-steps 50]
 """
 
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
 import tensorflow as tf
 
-import contrib_mixed_precision as cmp
+# The harness and the oracle live in tests/, this directory's parent.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import tf115_harness as harness  # pylint: disable=wrong-import-position
 
 _IN, _HIDDEN, _BATCH = 8, 16, 32
 
@@ -86,7 +94,8 @@ class LogHook(tf.compat.v1.train.SessionRunHook):
                          "total_loss": float(total_loss)})
 
 
-def build():
+def build(lib):
+  """The model and its train op, with `lib`'s optimizer and manager."""
   x = tf.compat.v1.placeholder(tf.float32, [None, _IN], name="x")
   y = tf.compat.v1.placeholder(tf.float32, [None, 1], name="y")
   global_step = tf.compat.v1.train.get_or_create_global_step()
@@ -106,10 +115,10 @@ def build():
   loss = tf.reduce_mean(tf.square(logits - y))
   loss = tf.identity(loss, name="total_loss")
 
-  manager = cmp.ExponentialUpdateLossScaleManager(
+  manager = lib.ExponentialUpdateLossScaleManager(
       init_loss_scale=2**32, incr_every_n_steps=1000,
       decr_every_n_nan_or_inf=2, decr_ratio=0.5)
-  optimizer = cmp.LossScaleOptimizer(NoStepAdam(learning_rate=1e-2), manager)
+  optimizer = lib.LossScaleOptimizer(NoStepAdam(learning_rate=1e-2), manager)
   tvars = tf.compat.v1.trainable_variables()
   grads_and_vars = optimizer.compute_gradients(loss, tvars)
   grads = [g for g, _ in grads_and_vars]
@@ -128,7 +137,8 @@ def build():
   train_op = tf.group(train_op, [global_step.assign(new_global_step)])
   return {
       "x": x, "y": y, "train_op": train_op, "all_are_finite": all_are_finite,
-      "finite_grads": optimizer.finite_grads, "manager": manager,
+      "finite_grads": getattr(optimizer, "finite_grads", None),
+      "manager": manager,
       "global_step": global_step, "tvars": tvars,
   }
 
@@ -143,7 +153,7 @@ def main(argv):
   poison = set(int(s) for s in args.poison_steps.split(",") if s)
 
   tf.compat.v1.disable_v2_behavior()
-  g = build()
+  g = build(harness.Library(harness.PACKAGE))
   scale_var, good_var, bad_var = g["manager"].variables()
   info = {
       "variable_kinds": [type(v).__name__ for v in g["manager"].variables()],
@@ -154,7 +164,7 @@ def main(argv):
   hook.begin()
   config = tf.compat.v1.ConfigProto(intra_op_parallelism_threads=1,
                                     inter_op_parallelism_threads=2)
-  records = []
+  records, states = [], []
   with tf.compat.v1.Session(config=config) as sess:
     sess.run(tf.compat.v1.global_variables_initializer())
     hook.after_create_session(sess, None)
@@ -184,10 +194,34 @@ def main(argv):
                                   for w in weights)),
       })
       records.append(record)
+      states.append(_state(weights, scale, good, bad, gs))
     hook.end(sess)
   info["records"] = records
+  info["states"] = states
+  info["tf115_states"] = tf115_states(args.steps, poison, config)
   with open(args.out, "w") as f:
     json.dump(info, f)
+
+
+def _state(weights, scale, good, bad, global_step):
+  return {"weights": [np.asarray(w).tobytes().hex() for w in weights],
+          "loss_scale": float(scale), "good_steps": int(good),
+          "bad_steps": int(bad), "global_step": int(global_step)}
+
+
+def tf115_states(steps, poison, config):
+  """The same steps by TF 1.15's optimizer: its state after each."""
+  states = []
+  with tf.Graph().as_default():
+    g = build(harness.Library(harness.ORACLE))
+    with tf.compat.v1.Session(config=config) as sess:
+      sess.run(tf.compat.v1.global_variables_initializer())
+      for step in range(steps):
+        x, y = batch(step, step in poison)
+        sess.run(g["train_op"], {g["x"]: x, g["y"]: y})
+        states.append(_state(*sess.run(
+            [g["tvars"]] + g["manager"].variables() + [g["global_step"]])))
+  return states
 
 
 if __name__ == "__main__":

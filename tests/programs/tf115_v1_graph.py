@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """TF 1.15's optimizer beside the package's, under `disable_v2_behavior()`.
 
-The oracle harness of `tests/tf115_oracle_test.py` in graph mode, in a
+The oracle harness of `tests/tf115_harness.py` in graph mode, in a
 process of its own: `disable_v2_behavior()` (ref variables, control flow
 v1) must never run in the test process. Each case builds TF 1.15's
 `LossScaleOptimizer` (`tests/tf115_reference.py`) and the package's on the
@@ -31,7 +31,7 @@ tf.compat.v1.disable_v2_behavior()
 # The harness and the oracle live in tests/, this directory's parent.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import tf115_oracle_test as harness  # pylint: disable=wrong-import-position
+import tf115_harness as harness  # pylint: disable=wrong-import-position
 
 
 def main(argv):
