@@ -13,6 +13,26 @@ opt = mp.LossScaleOptimizer(tf.compat.v1.train.AdamOptimizer(1e-4), manager)
 ```
 
 For new code, prefer `tf.keras.mixed_precision.LossScaleOptimizer`.
+
+The modules, in the order a training step's data flows through them:
+
+* `loss_scale_manager`: the TF1 managers, each adapting a TF2 `LossScale`
+  (`loss_scale`: TF 1.15's exponential policy as one) and giving the
+  step its scale;
+* `loss_scale_optimizer`: `LossScaleOptimizer`, which runs the step:
+  * `step_scale`: this step's scale, read once, refused if unusable;
+  * `unscale`: the loss scaled, the gradients unscaled as TF 1.15 did;
+  * `step_inputs`: what callers hand `apply_gradients`, as tensors;
+  * `skip_decision`: whether every update to be applied is finite, with
+    `known_flags` (flags computed with the unscale, kept with their
+    tensors) and `replica_consensus` (one decision across replicas);
+  * `sync_replicas`: how the step meets `SyncReplicasOptimizer`;
+* `graph_keys`, then `hooks`: what a step files for observers, and
+  `LossScaleHook`, which reads it.
+
+Beside the flow: `version` (the supported TensorFlow range), `_tf_compat`
+(the only private TensorFlow use), `_validation` (one rule for arguments)
+and `alias` (the opt-in `tf.contrib.mixed_precision` alias).
 """
 
 # Checks the installed TensorFlow first, with an install hint if it is

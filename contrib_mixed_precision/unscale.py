@@ -33,8 +33,8 @@ multiplies, each where it was measured fastest (docs/performance.md):
   multiplies op by op, and the check in `apply_gradients`.
 * With `xla=True` (`LossScaleOptimizer(..., xla_unscale=True)`), eagerly:
   each dense floating gradient is unscaled and checked in one XLA-compiled
-  pass (`_XLA_UNSCALE_AND_CHECK`), which reads every element once, where the two
-  passes read it twice. Sparse and complex gradients take the multiply
+  pass (`_XLA_UNSCALE_AND_CHECK`), which reads every element once, where
+  the two passes read it twice. Sparse and complex gradients take the multiply
   above (XLA would compile again for every new row count). Not in a
   `tf.function`: Grappler's arithmetic optimizer regroups TF 1.15's
   multiply with the backprop's chain of multiplies there, and an XLA call,

@@ -50,7 +50,7 @@ EXPECTED = {
     "docs/horovod.md": (0, 3),
     "docs/migration.md": (3, 8),
     "docs/observability.md": (2, 1),
-    "docs/performance.md": (0, 4),
+    "docs/performance.md": (0, 5),
     "docs/training_loops.md": (5, 2),
 }
 
