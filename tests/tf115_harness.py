@@ -195,22 +195,9 @@ OPTIMIZERS = {
 }
 
 
-class _TrainableScaleManager(mp.LossScaleManager):
-  """Issue 41's defect 5: a user manager whose scale is trainable."""
-
-  def __init__(self, variable):
-    self._variable = variable
-
-  def get_loss_scale(self):
-    return self._variable
-
-  def update_loss_scale(self, finite_grads):
-    del finite_grads
-    return tf.no_op()
-
-
 class _TF115TrainableScaleManager(object):
-  """The same user manager, as TF 1.15 code wrote it (no base class)."""
+  """Issue 41's defect 5: a user manager whose scale is trainable, as TF
+  1.15 code wrote it (no base class)."""
 
   def __init__(self, variable):
     self._variable = variable
@@ -221,6 +208,11 @@ class _TF115TrainableScaleManager(object):
   def update_loss_scale(self, finite_grads):
     del finite_grads
     return tf.no_op()
+
+
+class _TrainableScaleManager(_TF115TrainableScaleManager,
+                             mp.LossScaleManager):
+  """The same manager, subclassing the package's base as its users do."""
 
 
 def _managers(scale, variable=None):
