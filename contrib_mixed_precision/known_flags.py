@@ -12,6 +12,9 @@ new object, and is checked as before.
 A graph holds its own table, so the flags live as long as it does; eager
 mode has one of its own. Entries are weak on their tensors, and a TF1-style
 graph has none: there `Session.run` may feed any tensor (`_known_flags`).
+Today only eager steps remember flags (`unscale`): in a function graph a
+check beside the unscale would change what Grappler folds, so the table a
+function graph would hold stays empty.
 """
 
 import threading

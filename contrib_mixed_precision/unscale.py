@@ -16,17 +16,18 @@ to its dtype, exactly as TF 1.15's `_down_scale` built it, and an
 `IndexedSlices` gradient is made dense first, as that multiply made it in
 TF 1.15, unless the optimizer was asked to keep it sparse. Grappler
 rewrites a graph by its shape, so TF 1.15's graph shape is the one that
-gives TF 1.15's numbers (DESIGN.md, contract 15). Four ways to run those
+gives TF 1.15's numbers (DESIGN.md, contract 15). Three ways to run those
 multiplies, each where it was measured fastest (docs/performance.md):
 
-* Graph mode: the multiplies; the check stays in `apply_gradients`. On a
-  CPU, TF's own kernels beat an XLA-fused unscale and check for every shape
-  measured.
-* `tf.function`: the same multiplies, and the check beside them
-  (`_unscale_and_check`): its sums of squares read the gradients of the
-  scaled loss, so the executor runs them while the multiplies run
-  (`skip_decision.all_finite_scaled`). A flag that no apply uses is
-  stateless, and a function runs only what its outputs need.
+* Graph mode and `tf.function`: the multiplies; the check stays in
+  `apply_gradients` and reads what it is handed, as TF 1.15's did. Nothing
+  else reads the gradients of the scaled loss: Grappler's arithmetic
+  optimizer folds TF 1.15's multiply into the backprop's chain of constant
+  multiplies only where it is their one consumer, so a check beside the
+  multiplies (an earlier version's, in a function) made a float16 or
+  near-overflow gradient finite in TF 1.15's graph and Inf in ours. On a CPU,
+  TF's own kernels also beat an XLA-fused unscale and check for every
+  shape measured.
 * Eager mode, from `skip_decision.EAGER_COMPILE_MIN_GRADIENTS` gradients on:
   `_unscale_and_check` as one compiled call (`_unscale_and_check_compiled`),
   where op by op each multiply would be a Python dispatch. Below that, the
@@ -40,12 +41,13 @@ multiplies, each where it was measured fastest (docs/performance.md):
   multiply with the backprop's chain of multiplies there, and an XLA call,
   opaque to it, kept the product in another order, one bit off TF 1.15's.
 
-The flag goes with the tensors in eager mode and inside a `tf.function`
-only (`_flag_can_follow`). In a TF1-style graph, `Session.run` may feed any
-tensor a value the flag never saw, so `apply_gradients` checks what it gets
-there, whatever computed it, and `xla_unscale` changes nothing: there XLA's
-auto-clustering (`global_jit_level`) fuses the unscale and the check on a
-GPU, and sees the feeds.
+The flag goes with the tensors in eager mode only. In a graph (a
+TF1-style one or a function's), `apply_gradients` checks what it gets, as
+TF 1.15 checked: `Session.run` or `prune` may feed any tensor a value a
+flag never saw, and Grappler's rewrite of the multiplies must see the graph
+TF 1.15 built. `xla_unscale` changes nothing there: XLA's auto-clustering
+(`global_jit_level`) fuses the unscale and the check on a GPU, and sees the
+feeds.
 """
 
 from typing import Any, List, Sequence
@@ -185,23 +187,6 @@ _XLA_UNSCALE_AND_CHECK = tf.function(
     autograph=False)
 
 
-def _flag_can_follow() -> bool:
-  """Whether a flag computed here can stand for the tensors returned.
-
-  Eagerly, and inside a `tf.function`. Not in a TF1-style graph, where
-  `Session.run` may feed the returned tensors values the flag never saw
-  (`apply_gradients` checks them again there, so a fused check would be
-  wasted), nor in a `tf.compat.v1.wrap_function` graph, whose `prune` may
-  do the same, nor inside a TF1 cond or while body, where a compiled call takes
-  an XLA context where the loop's own belongs and the loop's frames break.
-  """
-  if tf.executing_eagerly():
-    return True
-  return (not _tf_compat.can_feed_any_tensor(
-      tf.compat.v1.get_default_graph()) and
-          not _tf_compat.in_control_flow_context())
-
-
 def _fusable(grad) -> bool:
   """Whether XLA's fused pass takes `grad`: a dense real floating tensor."""
   return (not isinstance(grad, tf.IndexedSlices) and
@@ -244,13 +229,6 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
     # A tensor, so that a Python number does not make a trace per value.
     result, flag = _unscale_and_check_compiled(
         grads, tf.convert_to_tensor(loss_scale))
-    known_flags.remember_finite(result, flag)
-    return result
-  if not tf.executing_eagerly() and _flag_can_follow():
-    # In a function the check runs beside the multiplies. If the caller
-    # replaces the gradients, no apply uses the flag, and its ops (all
-    # stateless) do not run.
-    result, flag = _unscale_and_check(grads, loss_scale)
     known_flags.remember_finite(result, flag)
     return result
   return unscaled(grads, loss_scale)

@@ -213,9 +213,9 @@ class _ConstantScale(mp.LossScaleManager):
 class ScaleBelowOneTest(harness.OracleTestCase):
   """Unscaling multiplies by 2**100 here: a finite scaled gradient overflows.
 
-  Inside a function, and in a compiled eager step, the check's sums of
-  squares read the scaled gradients (`skip_decision.all_finite_scaled`);
-  that proves the unscaled ones finite only for a scale of at least 1.
+  In a compiled eager step, the check's sums of squares read the scaled
+  gradients (`skip_decision.all_finite_scaled`); that proves the unscaled
+  ones finite only for a scale of at least 1.
   """
 
   @parameterized.product(mode=("function", "eager", "graph"),
