@@ -144,6 +144,21 @@ class NotebookCellsTest(absltest.TestCase):
       self.assertEqual(self._cells(data), [
           "import tensorflow as tf\n" + _IMPORT.rstrip("\n"), "m",
           "opt = contrib_mixed_precision.LossScaleOptimizer(o, m)"])
+    # A `%time` alias that the conversion removes goes with its magic, as
+    # the line goes from a .py file; one it keeps stays timed.
+    notebook = _notebook([("code", [
+        "import tensorflow as tf\n",
+        "%time contrib = tf.contrib\n",
+        "%time mp = tf.contrib.mixed_precision\n",
+        "opt = contrib.mixed_precision.LossScaleOptimizer(o, mp.X)"])])
+    self.assertEqual(self._check("alias.ipynb", notebook), [
+        "cell_1:2:7: ", "cell_1:3:12: ", "cell_1:4:7: "])
+    data, report = self._convert("alias.ipynb", notebook)
+    self.assertNotIn("NOT CONVERTED", report)
+    self.assertEqual(self._cells(data), [
+        "import tensorflow as tf\n" + _IMPORT +
+        "%time mp = contrib_mixed_precision\n"
+        "opt = contrib_mixed_precision.LossScaleOptimizer(o, mp.X)"])
 
   # Item 9: one numbering of cells.
 
