@@ -237,6 +237,19 @@ class NotebookCellsTest(absltest.TestCase):
         '# \u00e9\\n",\n', '# \u00e9\\n",\n        "{}\\n",\n'.format(
             _IMPORT.strip())).replace(_OLD, _NEW).encode("utf-8"))
 
+  def test_compact_notebook_stays_compact(self):
+    # One line of JSON, as `json.dumps` writes it: sources of one line
+    # each, without a final newline.
+    text = json.dumps(_notebook([
+        ("code", ["import tensorflow as tf"]),
+        ("code", ["x = tf.contrib.mixed_precision.X"])])) + "\n"
+    expected = text.replace(
+        '["import tensorflow as tf"]',
+        '["import tensorflow as tf\\n", "import contrib_mixed_precision"]'
+    ).replace(_OLD, _NEW)
+    data, _ = self._convert("compact.ipynb", text.encode("ascii"))
+    self.assertEqual(data.decode("ascii"), expected)
+
   # Item 12: nothing above a cell magic; a non-Python cell untouched.
 
   def test_import_never_lands_above_a_cell_magic(self):
