@@ -189,8 +189,9 @@ class NotebookCellsTest(absltest.TestCase):
   # Item 11: only code cells' source changes.
 
   def test_non_code_bytes_are_kept(self):
-    # Written by hand: CRLF, three-space indent, keys out of order, a
-    # duplicate key, escapes, `1.50`, a string source and a list source.
+    # Written by hand: CRLF, three-space indent, keys out of order,
+    # duplicate keys (the last counts, as in `json.loads`), escapes, `1.50`,
+    # a string source and a list source.
     text = (
         '{\n'
         '   "metadata": {"kernelspec": {"language": "python"}, '
@@ -213,7 +214,8 @@ class NotebookCellsTest(absltest.TestCase):
         '         ],\n'
         '         "metadata": {"scrolled": true, "scrolled": false}\n'
         '      },\n'
-        '      {"cell_type": "code", "metadata": {}, "outputs": [], '
+        '      {"cell_type": "code", "source": "x = 2", "metadata": {}, '
+        '"outputs": [], '
         '"execution_count": null, "source": "m = tf.contrib.mixed_precision.'
         'FixedLossScaleManager(2.50)\\r\\nx = 1\\r\\n"}\n'
         '   ]\n'
