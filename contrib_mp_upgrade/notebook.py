@@ -481,7 +481,8 @@ def read(raw: bytes) -> Notebook:
   for i in code:
     lines = texts[i].split("\n")
     masked = _ipython_lines(lines)
-    whole = all(m is True for m in masked) and lines[0].startswith("%%")
+    flat = all(m is True for m in masked)  # No indentation to keep.
+    whole = flat and lines[0].startswith("%%")  # Not Python (`%%bash`).
     if whole:
       notebook.whole.append(i)
       if _USE in texts[i] and lines[0].split()[0] in _WRITE_MAGICS:
@@ -521,7 +522,7 @@ def read(raw: bytes) -> Notebook:
         continue
       if not continued:
         # A `\` continuation line takes the indentation of its first.
-        indent = "" if whole else line[:len(line) - len(line.lstrip(" \t"))]
+        indent = "" if flat else line[:len(line) - len(line.lstrip(" \t"))]
         logical = (j, number)
       continued = line.rstrip("\r").endswith("\\")
       if not whole and _USE in line:
