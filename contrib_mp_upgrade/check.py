@@ -161,8 +161,8 @@ def entry_findings(entry: walk.Entry, path: str) -> List[Finding]:
   for line, _, what in notebook.left if notebook is not None else ():
     cell, line = notebook_lib.locate(notebook, entry.source, line)
     found.append(Finding(path, cell, line, 1, (
-        "{} uses tf.contrib.mixed_precision, which {} does not convert "
-        "there (not converted): convert it by hand").format(what, PROG)))
+        "{} uses tf.contrib.mixed_precision, not converted there by {}: "
+        "convert it by hand").format(what, PROG)))
   return found
 
 
