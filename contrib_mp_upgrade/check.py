@@ -12,7 +12,7 @@ CI systems turn into annotations:
 ```
 train.py:12:7: tf.contrib.mixed_precision.LossScaleOptimizer is gone in TF 2:
 run contrib-mp-upgrade to convert it
-nb.ipynb:cell_2:3:1: import tensorflow.contrib.mixed_precision as mp imports
+nb.ipynb:cell_3:3:1: import tensorflow.contrib.mixed_precision as mp imports
 tf.contrib.mixed_precision, which TF 2 does not have: run contrib-mp-upgrade
 to convert it
 broken.py:4:1: error: it does not parse as Python 3 (syntax error at line 4);
@@ -22,8 +22,12 @@ contrib-mp-upgrade cannot check it
 (each finding on one line; wrapped here).
 
 Lines and columns count from 1; a column counts characters. A notebook's
-site is named as nbQA names it: `cell_N` is the N-th code cell (markdown
-and raw cells are not counted), then the line in that cell. The exit status
+site is written as nbQA writes it, `cell_N:line:col`, but `cell_N` counts
+every cell, markdown and raw included, as the report's `cell N` does and a
+reader counts down the page; the line and column are in that cell. A use
+the conversion leaves as it is (in a `%%writefile` cell, a shell line, a
+magic it cannot read) is listed too: it is still there to convert by
+hand. The exit status
 is 1 when anything is listed, a file that could not be read or parsed
 included (a CI check must not pass on a file it never read), else 0 with
 nothing printed. `.pre-commit-hooks.yaml` runs it on the files pre-commit
@@ -67,7 +71,7 @@ class Finding:
 
   Attributes:
     path: The file, as the user named it (joined to `--intree`).
-    cell: For a notebook, the code cell (from 1, as nbQA counts); else 0.
+    cell: For a notebook, the cell (from 1, every cell counted); else 0.
     line: The line, from 1 (in the cell, for a notebook).
     column: The column, from 1, in characters.
     message: What is wrong and what to do; errors start with `error: `.
@@ -136,19 +140,34 @@ def entry_findings(entry: walk.Entry, path: str) -> List[Finding]:
       # Point at the line the parser names, as a linter would.
       match = re.search(r"\bat line (\d+)", result.error)
       line = int(match.group(1)) if match else 1
+    else:
+      match = _CELL_SITE.search(result.error)
+      if match is not None:
+        cell, line, col = (int(g or 1) for g in match.groups())
+        return [dataclasses.replace(_error(path, result.error, line),
+                                    cell=cell, column=col)]
     return [_error(path, result.error, line)]
   found = []
+  notebook = entry.notebook
   for change in result.changes:
-    cell, line = 0, change.line
-    if entry.notebook is not None:
-      where = notebook_lib.locate(entry.notebook, entry.source, change.line)
+    cell, line, col = 0, change.line, change.column
+    if notebook is not None:
+      where = notebook_lib.locate(notebook, entry.source, change.line)
       if where is None:
         continue  # The stand-in's own header: never a use.
-      index, line = where
-      cell = entry.notebook.code_cells.index(index - 1) + 1
-    found.append(Finding(path, cell, line, max(change.column, 1),
-                         message(change)))
+      cell, line = where
+      col = notebook_lib.column(notebook, change.line, col)
+    found.append(Finding(path, cell, line, max(col, 1), message(change)))
+  for line, _, what in notebook.left if notebook is not None else ():
+    cell, line = notebook_lib.locate(notebook, entry.source, line)
+    found.append(Finding(path, cell, line, 1, (
+        "{} uses tf.contrib.mixed_precision, not converted there by {}: "
+        "convert it by hand").format(what, PROG)))
   return found
+
+
+# `syntax error at cell 4, line 3, column 9` in a notebook's error.
+_CELL_SITE = re.compile(r"\bcell (\d+), line (\d+)(?:, column (\d+))?")
 
 
 def _skipped(path: str, why: str) -> Optional[Finding]:

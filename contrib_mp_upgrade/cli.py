@@ -29,6 +29,7 @@ from contrib_mp_upgrade import check as check_lib
 from contrib_mp_upgrade import commit as commit_lib
 from contrib_mp_upgrade import errors
 from contrib_mp_upgrade import guards
+from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import report as report_lib
 from contrib_mp_upgrade import signals
 from contrib_mp_upgrade import slim
@@ -48,8 +49,8 @@ class Outcome:
     plan: The `walk.Plan`: every file and what it became.
     report: The report text (also written to `--reportfile` unless
       `dry_run`).
-    diffs: One unified diff per changed Python file or notebook (of the
-      notebook's JSON).
+    diffs: For a dry run, one unified diff per changed Python file or
+      notebook (of the notebook's JSON); else empty.
     tf_summary: The `tf_upgrade_v2` pass's summary, or None.
     leftovers: `(path, why)` of the backups or the staging directory that
       could not be removed once everything was in place.
@@ -164,6 +165,11 @@ def _check_report(reportfile, infile, outfile, intree) -> None:
         "report.".format(reportfile))
 
 
+# What `_find_blockers` ranks for a notebook's unconverted uses.
+NOTEBOOK_LEFT = ("tf.contrib.mixed_precision in notebook IPython lines or "
+                 "non-Python cells (not converted)")
+
+
 def _find_blockers(plan: walk.Plan,
                    tf_summary: Optional[tf_upgrade_v2_pass.Summary],
                    contrib_to_slim: bool = False) -> None:
@@ -181,6 +187,12 @@ def _find_blockers(plan: walk.Plan,
   v1_shapes = any(blockers.switches_v1_shapes(e.output) for e in python)
   for entry in python:
     entry.blockers = blockers.find(entry.output)
+    if entry.notebook is not None and entry.notebook.left:
+      # Uses in IPython lines and non-Python cells: masked from `find`.
+      entry.blockers.append(blockers.Blocker(
+          NOTEBOOK_LEFT, tuple(notebook_lib.left_lines(entry.notebook,
+                                                       entry.output)),
+          "convert each by hand (the report's WARNING lines name them)"))
     if graph_mode and not blockers.is_script(entry.output):
       entry.blockers = [b for b in entry.blockers
                         if b.what != blockers.SESSION]
@@ -274,8 +286,10 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
   _find_blockers(plan, tf_summary, contrib_to_slim)
   text = _readable(report_lib.render(plan, source, destination,
                                      tf_summary))
+  # Only a dry run prints its diffs; difflib is quadratic on the repeated
+  # lines of a large notebook's JSON.
   diffs = [_readable(_diff(e.name, e.original, e.written))
-           for e in plan.python() if e.changed]
+           for e in plan.python() if e.changed] if dry_run else []
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
                     tf_summary=tf_summary)
   if dry_run:

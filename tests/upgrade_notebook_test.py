@@ -48,6 +48,7 @@ _TRAIN_CELLS = [
      "w = tf.get_variable('w', [1, 1], initializer=tf.zeros_initializer())\n"
      "b = tf.get_variable('b', [1], initializer=tf.zeros_initializer())\n"
      "loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))\n"
+     "%time fixed = tf.contrib.mixed_precision.FixedLossScaleManager(3.0)\n"
      "tf.train.Optimizer?"),
     ("code", [
         "%%time\n",
@@ -71,7 +72,8 @@ _TRAIN_CELLS = [
         "    feed = {x: np.full_like(X, np.nan) if step == 3 else X, y: Y}\n",
         "    sess.run(train_op, feed)\n",
         "values = sess.run({'loss': loss, 'w': w, 'b': b,\n",
-        "                   'scale': manager.get_loss_scale()},\n",
+        "                   'scale': manager.get_loss_scale(),\n",
+        "                   'fixed': fixed.get_loss_scale()},\n",
         "                  {x: X, y: Y})\n",
         "print(json.dumps({k: float(np.ravel(v)[0]) "
         "for k, v in values.items()}))\n"]),
@@ -117,6 +119,8 @@ _TF1_PROGRAM = util.Program("tf1.ipynb", 5, (1,), ("fixed", 64.0))
 
 # Lines that are IPython, not Python; never fed to Python.
 _MAGIC_PREFIXES = ("%", "!", "?")
+# A line magic whose statement IPython runs in the notebook: converted.
+_TIME = "%time "
 
 
 def _notebook(cells):
@@ -156,6 +160,8 @@ def _magic_lines(source):
     return lines  # A cell magic that is not Python (%%bash).
   out, tail = [], False
   for line in lines:
+    if line.startswith(_TIME):
+      continue  # Its statement is converted.
     if tail or line.lstrip().startswith(_MAGIC_PREFIXES) or (
         line.rstrip().endswith("?")):
       out.append(line)
@@ -164,7 +170,10 @@ def _magic_lines(source):
 
 
 def _program(notebook):
-  """The code cells of `notebook` as one program, IPython lines as `pass`."""
+  """The code cells of `notebook` as one program, IPython lines as `pass`.
+
+  A `%time` line runs its statement, as IPython does.
+  """
   parts = []
   for cell in notebook["cells"]:
     if cell["cell_type"] != "code":
@@ -172,7 +181,9 @@ def _program(notebook):
     magics = set(_magic_lines(cell["source"]))
     lines, tail = [], False
     for line in _text(cell["source"]).split("\n"):
-      if line in magics:
+      if line.startswith(_TIME):
+        line = line[len(_TIME):]  # What IPython runs, as it runs it.
+      elif line in magics:
         if not tail:  # A `\` continuation keeps its first line's indent.
           indent = line[:len(line) - len(line.lstrip())]
         tail = line.endswith("\\")
@@ -256,6 +267,9 @@ class UpgradeNotebookTest(tf.test.TestCase):
     self.assertIn("manager = contrib_mixed_precision."
                   "ExponentialUpdateLossScaleManager(", code)
     self.assertIn("opt = contrib_mixed_precision.LossScaleOptimizer(", code)
+    self.assertIn("\n%time fixed = contrib_mixed_precision."
+                  "FixedLossScaleManager(3.0)\n",
+                  "".join(_text(c["source"]) for c in self.out["cells"]))
 
   def test_notebook_is_valid_and_only_code_sources_change(self):
     self.assertEqual(self.out["nbformat"], 4)
@@ -285,7 +299,7 @@ class UpgradeNotebookTest(tf.test.TestCase):
                                                     self.out["cells"]))
                if old != new]
     # The import goes with `import tensorflow...` in the first code cell.
-    self.assertEqual(changed, [1, 4])
+    self.assertEqual(changed, [1, 3, 4])
     self.assertEqual(self.out["cells"][1]["source"][:3],
                      _TRAIN_CELLS[1][1][:3])
 
@@ -300,6 +314,8 @@ class UpgradeNotebookTest(tf.test.TestCase):
     values = util.last_json(util.run_python([path], cwd=self.tmp))
     expected = util.expected_values(_TRAIN_PROGRAM)
     self.assertEqual(values["scale"], expected["scale"])
+    # Made by the converted statement of a `%time` line.
+    self.assertEqual(values["fixed"], 3.0)
     for key in ("loss", "w", "b"):
       self.assertAllClose(values[key], expected[key], rtol=1e-5, atol=1e-6,
                           msg=key)
