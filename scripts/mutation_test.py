@@ -89,7 +89,7 @@ _REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
     Mutant("L01", _LS,
-           "      with tf.compat.v1.colocate_with(loss_scale):\n"
+           "      with _colocated_with(loss_scale):\n"
            "        mutex = tf.raw_ops.MutexV2(",
            "      with contextlib.nullcontext():\n"
            "        mutex = tf.raw_ops.MutexV2(",

@@ -508,5 +508,40 @@ class FinishFailsTest(parameterized.TestCase):
         self.assertIn(path, err, "left behind, unnamed")
 
 
+class MissingLibcstTest(parameterized.TestCase):
+  """Issue 43, item 14: `pip install contrib_mixed_precision`, no `[upgrade]`.
+
+  libcst is an extra: right after the quick start's install the command
+  printed a 20-line `ModuleNotFoundError` traceback, even for `--help`.
+  """
+
+  @parameterized.named_parameters(("help", ["--help"]),
+                                  ("run", ["--infile", "x.py", "--dry_run"]))
+  def test_one_paragraph_with_the_install_command(self, args):
+    with tempfile.TemporaryDirectory() as root:
+      venv = os.path.join(root, "venv")
+      # No pip and no site-packages of this environment: no libcst.
+      subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
+                     check=True, capture_output=True, timeout=120)
+      python = os.path.join(venv, "bin", "python")
+      env = dict(os.environ, PYTHONPATH=_REPO)
+      self.assertNotEqual(subprocess.run(
+          [python, "-c", "import libcst"], env=env, capture_output=True,
+          timeout=60).returncode, 0)
+      proc = subprocess.run([python, "-m", "contrib_mp_upgrade"] + args,
+                            cwd=root, env=env, capture_output=True,
+                            text=True, timeout=60)
+    self.assertEqual(proc.returncode, 1, proc.stderr)
+    self.assertEqual(proc.stdout, "")
+    self.assertNotIn("Traceback", proc.stderr)
+    paragraph = proc.stderr.strip()
+    self.assertNotIn("\n\n", paragraph)
+    self.assertLessEqual(len(paragraph.splitlines()), 5, paragraph)
+    self.assertTrue(paragraph.startswith("contrib-mp-upgrade: "), paragraph)
+    self.assertIn("libcst", paragraph)
+    self.assertIn("pip install 'contrib_mixed_precision[upgrade]'",
+                  paragraph)
+
+
 if __name__ == "__main__":
   absltest.main()
