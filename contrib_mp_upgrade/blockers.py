@@ -49,9 +49,16 @@ _SUCCESSORS = {
 _NO_SUCCESSOR = ("this command knows no drop-in: see TensorFlow's TF 2 "
                  "migration guide")
 
+# tf-keras requires the `tensorflow` package: beside `tensorflow-cpu` (or a
+# vendor's build) pip would install a second TensorFlow into the same
+# directory, and removing either breaks both. `--no-deps` is right for all.
+LEGACY_KERAS_INSTALL = (
+    "`pip install --no-deps 'tf-keras~=2.N.0'` for your TensorFlow 2.N "
+    "(`--no-deps`: tf-keras requires the `tensorflow` package, and with "
+    "`tensorflow-cpu` pip would install a second TensorFlow)")
 LEGACY_KERAS_FIX = (
-    "on TensorFlow 2.16 and later it needs tf-keras (pip install "
-    "'contrib_mixed_precision[legacy-keras]') and TF_USE_LEGACY_KERAS=1 set "
+    "on TensorFlow 2.16 and later it needs tf-keras of your TensorFlow's "
+    "version, " + LEGACY_KERAS_INSTALL + ", and TF_USE_LEGACY_KERAS=1 set "
     "before TensorFlow is imported")
 
 SESSION = "Session code under TF 2's eager default"

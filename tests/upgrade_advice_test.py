@@ -12,8 +12,10 @@ Issue 30's findings covered: 6 (`FileCountsTest`), 7 (`CausesTest`), 9
 (`SlimUtilsTest`) and 14 (`DimensionTest`).
 """
 
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -551,6 +553,86 @@ class DimensionTest(_Case):
     proc = _upgrade("--intree", tree, "--dry_run")
     self.assertEqual(proc.returncode, 0, proc.stderr)
     self.assertEqual(_ready(proc.stdout), (2, 2))
+
+
+# -- Issue 43, item 5: tf-keras for a tensorflow-cpu user --------------------
+
+_LAYERS_SOURCE = """\
+import tensorflow as tf
+
+x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+y = tf.compat.v1.layers.dense(x, 2)
+"""
+
+
+def _fake_tensorflow_cpu_venv(root: str) -> str:
+  """A venv whose only TensorFlow is a `tensorflow-cpu` distribution.
+
+  Only its metadata: pip decides what to install from what is installed,
+  and a second TensorFlow is what it must not add. Returns its python.
+  """
+  venv = os.path.join(root, "venv")
+  subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
+                 check=True, capture_output=True, timeout=120)
+  python = os.path.join(venv, "bin", "python")
+  purelib = subprocess.run(
+      [python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+       "['purelib'])"], check=True, capture_output=True, text=True,
+      timeout=60).stdout.strip()
+  info = os.path.join(purelib, "tensorflow_cpu-{}.dist-info".format(
+      tf.__version__))
+  os.makedirs(info)
+  with open(os.path.join(info, "METADATA"), "w") as f:
+    f.write("Metadata-Version: 2.1\nName: tensorflow-cpu\nVersion: {}\n"
+            .format(tf.__version__))
+  with open(os.path.join(info, "INSTALLER"), "w") as f:
+    f.write("pip\n")
+  open(os.path.join(info, "RECORD"), "w").close()
+  return python
+
+
+class LegacyKerasAdviceTest(_Case):
+  """The `tf.layers` fix, run by pip against a `tensorflow-cpu` venv.
+
+  `pip install 'contrib_mixed_precision[legacy-keras]'` pulled in
+  `tensorflow` (572 MB) beside `tensorflow-cpu`: tf-keras requires it, and
+  both own `site-packages/tensorflow`. Needs PyPI (pip resolves, with
+  `--dry-run`, and downloads nothing but metadata).
+  """
+
+  def test_the_pip_command_installs_no_second_tensorflow(self):
+    _, report = self.convert(_LAYERS_SOURCE)
+    fix = _blocker(report, "tf.layers")
+    commands = re.findall(r"`(pip install [^`]*)`", fix)
+    self.assertLen(commands, 1, fix)
+    self.assertIn("TF_USE_LEGACY_KERAS=1", fix)
+    # The report's `2.N` is the user's TensorFlow.
+    minor = ".".join(tf.__version__.split(".")[:2])
+    argv = shlex.split(commands[0].replace("2.N", minor))
+    python = _fake_tensorflow_cpu_venv(self.tmp)
+    out = os.path.join(self.tmp, "pip_report.json")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", python] + argv[1:] +
+        ["--dry-run", "--quiet", "--report", out], capture_output=True,
+        text=True, timeout=600, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    with open(out, encoding="utf-8") as f:
+      install = json.load(f)["install"]
+    names = [i["metadata"]["name"].lower().replace("_", "-") for i in install]
+    self.assertEqual(names, ["tf-keras"])
+    self.assertEqual(install[0]["metadata"]["version"].rsplit(".", 1)[0],
+                     minor)
+    # What `--no-deps` leaves out is exactly the second TensorFlow.
+    requires = install[0]["metadata"]["requires_dist"]
+    self.assertTrue(any(r.startswith("tensorflow") for r in requires),
+                    requires)
+
+  def test_the_readme_gives_the_same_command(self):
+    with open(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
+      readme = f.read()
+    self.assertIn("pip install --no-deps 'tf-keras~=2.N.0'", readme)
+    self.assertNotRegex(readme, r"pip install [^`\n]*\[legacy-keras\]")
 
 
 if __name__ == "__main__":
