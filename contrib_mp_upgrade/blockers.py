@@ -102,6 +102,22 @@ FLAGS_FIX = (
     "`tf.flags.X` and `tf.app.flags.X` (`flags.FLAGS`, "
     "`flags.DEFINE_string`, ...); absl-py comes with TensorFlow, and "
     "`tf.compat.v1.app.run()` parses its flags")
+# TF 1's `tf.flags.FLAGS` parsed `sys.argv` on the first read; absl's raise
+# `UnparsedFlagAccessError` until `app.run()` parses them.
+FLAGS_EARLY_READ_FIX = (
+    "; and {} reads `FLAGS` before `app.run()`, which absl's flags do not "
+    "allow (TF 1's parsed themselves on the first read; absl's raise "
+    "UnparsedFlagAccessError): add `import sys` and call "
+    "`flags.FLAGS(sys.argv, known_only=True)` before that first read, as "
+    "TF 1 did")
+# `FlagValues` methods: reading them reads no flag.
+_FLAG_VALUES_METHODS = frozenset((
+    "mark_as_parsed", "is_parsed", "unparse_flags", "set_default",
+    "flag_values_dict", "get_flag_value", "append_flags_into_file",
+    "read_flags_from_files", "is_gnu_getopt", "set_gnu_getopt",
+    "register_key_flag_for_module", "find_module_defining_flag",
+    "main_module_help", "module_help", "get_help", "remove_flag_values",
+    "append_flag_values", "get_key_flags_for_module"))
 
 # TF 1.15 `tf.contrib.tpu` classes that are Estimator classes, which
 # tf_upgrade_v2 up to TF 2.15 renamed `tf.compat.v1.estimator.tpu.X`.
@@ -336,6 +352,29 @@ class _Scan:
       self.summary_nodes.append(node)
 
 
+def _early_flag_reads(tree: ast.AST, scan: "_Scan") -> List[int]:
+  """Lines that read a TF 1 flag outside any function (so before `run()`).
+
+  Module-level code, `if __name__ == "__main__":` included, runs before
+  `tf.app.run()` (or absl's `app.run()`) has parsed the command line.
+  """
+  lines = set()
+  stack = list(getattr(tree, "body", []))
+  while stack:
+    node = stack.pop()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef, ast.Lambda)):
+      continue
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and (
+        not node.attr.startswith("_")) and (
+            node.attr not in _FLAG_VALUES_METHODS):
+      base = _v1(scan.path(node.value) or "")
+      if base in ("tensorflow.flags.FLAGS", "tensorflow.app.flags.FLAGS"):
+        lines.add(node.lineno)
+    stack.extend(ast.iter_child_nodes(node))
+  return sorted(lines)
+
+
 def _under(path: str, modules) -> bool:
   return any(path == m or path.startswith(m + ".") for m in modules)
 
@@ -432,7 +471,14 @@ def find(source: bytes) -> List[Blocker]:
     found.append(Blocker(ESTIMATOR, tuple(sorted(set(scan.estimator))),
                          ESTIMATOR_FIX))
   if scan.flags:
-    found.append(Blocker(FLAGS, tuple(sorted(set(scan.flags))), FLAGS_FIX))
+    early = _early_flag_reads(tree, scan)
+    fix = FLAGS_FIX
+    if early:
+      fix += FLAGS_EARLY_READ_FIX.format(
+          ("line {}" if len(early) == 1 else "lines {}").format(
+              ", ".join(str(l) for l in early[:3]) +
+              (", ..." if len(early) > 3 else "")))
+    found.append(Blocker(FLAGS, tuple(sorted(set(scan.flags))), fix))
   found.sort(key=lambda b: (-len(b.lines), b.what))
   return found
 

@@ -443,6 +443,37 @@ class FlagsTest(_Case):
     values = util.last_json(self.run_program(code, "--steps", "5",
                                              "--name", "y"))
     self.assertEqual(values, {"steps": 5, "name": "y"})
+    self.assertNotIn("before `app.run()`", fix)
+
+  def test_reading_flags_before_app_run_is_advised_and_runs(self):
+    # Issue 43, item 6 (google-research's BERT fork): TF 1's flags parsed
+    # themselves on the first read; absl's raise UnparsedFlagAccessError.
+    source = _FLAGS_SOURCE.replace(
+        '  print(json.dumps({"steps": FLAGS.steps, "name": FLAGS.name}))\n',
+        '  print(json.dumps({"steps": FLAGS.steps, "name": FLAGS.name,\n'
+        '                    "early": EARLY}))\n').replace(
+            'if __name__ == "__main__":\n',
+            'if __name__ == "__main__":\n  EARLY = FLAGS.steps * 2\n')
+    code, report = self.convert(source, "--tf_upgrade_v2")
+    fix = _blocker(report, "tf.flags (removed in TF 2)")
+    code = code.replace("import tensorflow as tf\n",
+                        "import tensorflow as tf\nfrom absl import flags\n")
+    for old in ("tf.compat.v1.app.flags.", "tf.app.flags.", "tf.flags."):
+      code = code.replace(old, "flags.")
+    proc = self.run_program(code, "--steps", "5")
+    self.assertNotEqual(proc.returncode, 0)  # As the report says.
+    self.assertIn("UnparsedFlagAccessError", proc.stderr)
+    # The advice, literally: the call it names, before the first read.
+    self.assertIn("line 15 reads `FLAGS` before `app.run()`", fix)
+    call = re.search(r"call `(flags\.FLAGS\(sys\.argv[^`]*\))` before",
+                     fix).group(1)
+    self.assertIn("add `import sys`", fix)
+    code = "import sys\n" + code.replace(
+        'if __name__ == "__main__":\n',
+        'if __name__ == "__main__":\n  {}\n'.format(call))
+    values = util.last_json(self.run_program(code, "--steps", "5",
+                                             "--name", "y"))
+    self.assertEqual(values, {"steps": 5, "name": "y", "early": 10})
 
 
 # -- Finding 13: slim.utils ---------------------------------------------------
