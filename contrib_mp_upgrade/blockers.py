@@ -63,8 +63,8 @@ LEGACY_KERAS_FIX = (
 
 SESSION = "Session code under TF 2's eager default"
 SESSION_FIX = (
-    "`tf.placeholder`, `Session.run` and fetching tensors by name (such as "
-    "'loss_scale:0') need graph mode: call "
+    "`tf.placeholder`, `Session.run` and fetching tensors by name need "
+    "graph mode: call "
     "`tf.compat.v1.disable_eager_execution()` (or "
     "`tf.compat.v1.disable_v2_behavior()`) once, right after TensorFlow is "
     "imported, in the program's entry script")
@@ -74,6 +74,24 @@ SESSION_FIX_V1_SHAPES = (
     "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
     "imported, in the program's entry script "
     "(`disable_eager_execution()` is not enough here)")
+
+BY_NAME = "the loss scale's variable fetched by name ('loss_scale:0')"
+BY_NAME_FIX = (
+    "under TF 2 behaviour the state is resource variables, and "
+    "'loss_scale:0' (also 'good_steps:0', 'bad_steps:0') names the "
+    "variable's handle, not its value: a hook or `sess.run` that fetches it "
+    "gets a handle (the step fails with TypeError). Call "
+    "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
+    "imported, in the program's entry script: its ref variables hold the "
+    "value under that name, as TF 1.15's did "
+    "(`disable_eager_execution()` is not enough); or fetch "
+    "`manager.get_loss_scale()` instead")
+# A variable of the managers' state, by its tensor name: `loss_scale:0`,
+# `loss_scale_1:0` (uniquified), `scope/good_steps:0`.
+_STATE_TENSOR_NAME = re.compile(
+    r"(?:^|/)(?:loss_scale|good_steps|bad_steps)(?:_\d+)?:0$")
+_REF_VARIABLE_CALLS = frozenset(("disable_v2_behavior",
+                                 "disable_resource_variables"))
 
 DIMENSION = "Dimension `.value` under TF 2 shapes"
 DIMENSION_FIX = (
@@ -198,7 +216,8 @@ def _v1(path: str) -> str:
 # Attribute names worth resolving: everything else is skipped unresolved.
 _INTERESTING = frozenset(("contrib", "layers", "summary", "as_default",
                           "estimator", "flags", "value")) | (
-    _SESSION_NAMES) | _GRAPH_MODE_CALLS | _V1_SHAPE_CALLS | _ESTIMATOR_CLASSES
+    _SESSION_NAMES) | _GRAPH_MODE_CALLS | _V1_SHAPE_CALLS | (
+        _ESTIMATOR_CLASSES) | _REF_VARIABLE_CALLS
 
 
 class _Scan:
@@ -218,6 +237,8 @@ class _Scan:
     self.session: List[int] = []
     self.summary: Dict[str, List[int]] = {}
     self.v1_shapes = False  # Whether it calls disable_v2_behavior().
+    self.ref_variables = False  # Whether TF 1 ref variables are back.
+    self.by_name: List[int] = []  # 'loss_scale:0' and its siblings.
     self.dimension: List[int] = []
     self.estimator: List[int] = []
     self.flags: List[int] = []
@@ -233,6 +254,12 @@ class _Scan:
             isinstance(value, ast.Attribute) and
             value.attr in ("contrib", "summary", "tpu")):
           attributes.append(node)
+      elif isinstance(node, ast.Constant):
+        # Wherever the name is written (`get_tensor_by_name`, a hook's
+        # `SessionRunArgs`, a dict of fetches): a string is the fetch.
+        if isinstance(node.value, str) and _STATE_TENSOR_NAME.search(
+            node.value):
+          self.by_name.append(node.lineno)
       elif isinstance(node, ast.Call):
         module = _dynamic_import(node)
         if module is not None:
@@ -311,6 +338,8 @@ class _Scan:
       self.graph_mode = True
     if node.attr in _V1_SHAPE_CALLS:
       self.v1_shapes = True
+    if node.attr in _REF_VARIABLE_CALLS:
+      self.ref_variables = True
     if node.attr == "value":
       if _is_dimension(node.value):
         self.dimension.append(node.lineno)
@@ -398,7 +427,7 @@ def _quick_reject(source: bytes) -> bool:
   return not any(word in source for word in (
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
-      b"].value"))
+      b"].value", b"loss_scale", b"_steps"))
 
 
 @dataclasses.dataclass
@@ -467,6 +496,9 @@ def find(source: bytes) -> List[Blocker]:
                  else "records nothing in a Session", name)
       found.append(Blocker("tf.summary." + name, tuple(sorted(set(lines))),
                            fix))
+  if scan.by_name and not scan.ref_variables:
+    found.append(Blocker(BY_NAME, tuple(sorted(set(scan.by_name))),
+                         BY_NAME_FIX))
   if scan.estimator:
     found.append(Blocker(ESTIMATOR, tuple(sorted(set(scan.estimator))),
                          ESTIMATOR_FIX))
@@ -540,6 +572,11 @@ def switches_v1_shapes(source: bytes) -> bool:
   """Whether `source` brings back TF 1 shapes (`Dimension`) for its program."""
   return any(call in source for call in (b"disable_v2_behavior",
                                          b"disable_v2_tensorshape"))
+
+
+def switches_ref_variables(source: bytes) -> bool:
+  """Whether `source` brings back TF 1 ref variables for its program."""
+  return any(call.encode() in source for call in _REF_VARIABLE_CALLS)
 
 
 def is_script(source: bytes) -> bool:

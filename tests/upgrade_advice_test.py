@@ -666,5 +666,107 @@ class LegacyKerasAdviceTest(_Case):
     self.assertNotRegex(readme, r"pip install [^`\n]*\[legacy-keras\]")
 
 
+# -- Issue 43, item 7: 'loss_scale:0' fetched by name in a hook class -------
+
+_HOOKS_SOURCE = """\
+import tensorflow as tf
+
+
+class LossScaleLogger(tf.train.SessionRunHook):
+
+  def before_run(self, run_context):
+    return tf.train.SessionRunArgs({"scale": "loss_scale:0"})
+
+  def after_run(self, run_context, run_values):
+    SCALES.append(float(run_values.results["scale"]))
+
+
+class GraphLogger(tf.train.SessionRunHook):
+
+  def begin(self):
+    self._scale = tf.get_default_graph().get_tensor_by_name(
+        "loss_scale:0")
+
+
+SCALES = []
+"""
+
+_HOOK_MAIN_SOURCE = """\
+import json
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+import hooks
+
+v = tf.Variable(1.0)
+manager = tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager(4.0, 1)
+opt = tf.contrib.mixed_precision.LossScaleOptimizer(
+    tf.train.GradientDescentOptimizer(0.1), manager)
+train_op = opt.minimize(v * v,
+                        global_step=tf.train.get_or_create_global_step())
+with tf.train.MonitoredTrainingSession(
+    hooks=[hooks.LossScaleLogger(), hooks.GraphLogger()]) as sess:
+  for _ in range(2):
+    sess.run(train_op)
+print(json.dumps({"scales": hooks.SCALES}))
+"""
+
+
+class ByNameFetchTest(_Case):
+  """A hook that fetches 'loss_scale:0' needs ref variables.
+
+  Under TF 2 behaviour, `disable_eager_execution()` included, the name is
+  the resource variable's handle, and the step died with TypeError. The
+  report said nothing of the hook's file: none of its names is Session
+  code, and the entry script already turns graph mode on.
+  """
+
+  def _convert_tree(self):
+    tree = os.path.join(self.tmp, "tree")
+    os.mkdir(tree)
+    for name, source in (("hooks.py", _HOOKS_SOURCE),
+                         ("main.py", _HOOK_MAIN_SOURCE)):
+      with open(os.path.join(tree, name), "w") as f:
+        f.write(source)
+    out = os.path.join(self.tmp, "out")
+    report_path = os.path.join(self.tmp, "report.txt")
+    proc = _upgrade("--intree", tree, "--outtree", out, "--reportfile",
+                    report_path, "--tf_upgrade_v2")
+    self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    with open(report_path, encoding="utf-8") as f:
+      return out, f.read()
+
+  def test_flagged_in_the_hook_file_and_the_advice_runs(self):
+    out, report = self._convert_tree()
+    section = _section(report, "Before you run it")
+    what = "the loss scale's variable fetched by name ('loss_scale:0')"
+    self.assertIn("  - {}: 1 file, 2 uses (first: hooks.py)".format(what),
+                  section)
+    self.assertEqual(_ready(report), (1, 2))
+    fix = _blocker(report, what)
+    self.assertIn("`disable_eager_execution()` is not enough", fix)
+    main = os.path.join(out, "main.py")
+    proc = util.run_python([main], cwd=out)
+    self.assertNotEqual(proc.returncode, 0)  # As the report says.
+    self.assertIn("TypeError", proc.stderr)
+    # The advice: disable_v2_behavior() once, right after the import.
+    self.assertIn("Call `tf.compat.v1.disable_v2_behavior()` once, right "
+                  "after TensorFlow is imported, in the program's entry "
+                  "script", fix)
+    with open(main, encoding="utf-8") as f:
+      code = f.read()
+    code = code.replace("import tensorflow as tf\n",
+                        "import tensorflow as tf\n"
+                        "tf.compat.v1.disable_v2_behavior()\n", 1)
+    with open(main, "w", encoding="utf-8") as f:
+      f.write(code)
+    # The scale after each step: 4 * 2 (one good step raises it), then 16.
+    self.assertEqual(util.last_json(util.run_python([main], cwd=out)),
+                     {"scales": [8.0, 16.0]})
+    # Once the program does it, the hook file is ready too.
+    proc = _upgrade("--intree", out, "--dry_run")
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(_ready(proc.stdout), (2, 2))
+
+
 if __name__ == "__main__":
   tf.test.main()
