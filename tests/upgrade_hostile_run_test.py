@@ -543,5 +543,86 @@ class MissingLibcstTest(parameterized.TestCase):
                   paragraph)
 
 
+# Runs the command; `module.name` (argv[1]) is wrapped so that its nth call
+# (argv[2]) first appends argv[4] to the file argv[3]: a user's editor save
+# at a known moment of the run.
+_EDIT_DURING_RUN = """
+import importlib, sys
+owner, name = sys.argv[1].rsplit(".", 1)
+module = importlib.import_module(owner)
+real = getattr(module, name)
+nth, path, text = int(sys.argv[2]), sys.argv[3], sys.argv[4]
+calls = [0]
+def call(*args, **kwargs):
+  calls[0] += 1
+  if calls[0] == nth:
+    with open(path, "a") as f:
+      f.write(text)
+  return real(*args, **kwargs)
+setattr(module, name, call)
+from contrib_mp_upgrade.__main__ import main
+sys.argv[1:] = sys.argv[5:]
+sys.exit(main())
+"""
+
+
+class EditedDuringTheRunTest(parameterized.TestCase):
+  """Issue 43, item 13: `--inplace` kept a user's edit made meanwhile? No.
+
+  An editor save (or a `git checkout`) into a file while the command
+  converted it was replaced by the conversion of what was read before:
+  the edit was gone, with exit status 0. The run is all or nothing
+  (contract 14): every file is left as the user left it, the changed one
+  is named, and the status is 1.
+  """
+
+  @parameterized.named_parameters(
+      # While the converted files are staged (after every file was read).
+      ("while_staging", "tempfile.mkstemp", 1, "m001.py"),
+      # Among the renames: the second file, after the first is replaced.
+      ("among_the_renames", "os.link", 2, "m001.py"),
+      # The last file, after the first two are replaced.
+      ("the_last_file", "os.link", 3, "m002.py"),
+  )
+  def test_the_edit_is_kept_and_named(self, call, nth, edited):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      report = os.path.join(root, "report.txt")
+      before = dict(putil.contents(root))
+      edit = "print('the user saved this')\n"
+      path = os.path.join(tree, edited)
+      proc = subprocess.run(
+          [sys.executable, "-c", _EDIT_DURING_RUN, call, str(nth), path,
+           edit, "--intree", tree, "--inplace", "--reportfile", report],
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertNotIn("Traceback", err)
+      self.assertLen(err.strip().splitlines(), 1, err)
+      self.assertIn(repr(path), err)
+      self.assertIn("changed while the command ran", err)
+      with open(path) as f:
+        self.assertEqual(f.read(), _SOURCE + edit)
+      after = dict(putil.contents(root))
+      del before[os.path.relpath(path, root)], after[
+          os.path.relpath(path, root)]
+      self.assertEqual(after, before)
+      self.assertEqual(_leftovers(root), [])
+
+  def test_a_file_replaced_by_the_same_bytes_is_no_edit(self):
+    # `git checkout` of an unchanged file writes the same bytes again.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      path = os.path.join(tree, "m001.py")
+      proc = subprocess.run(
+          [sys.executable, "-c", _EDIT_DURING_RUN, "tempfile.mkstemp", "1",
+           path, "", "--intree", tree, "--inplace", "--reportfile",
+           os.path.join(root, "report.txt")],
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      with open(path) as f:
+        self.assertIn("contrib_mixed_precision", f.read())
+
+
 if __name__ == "__main__":
   absltest.main()
