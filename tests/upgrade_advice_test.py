@@ -22,8 +22,10 @@ import sys
 import tempfile
 
 import numpy as np
+from packaging import version as packaging_version
 import tensorflow as tf
 
+from contrib_mixed_precision import version
 import upgrade_fixture_util as util
 
 _TF = tuple(int(p) for p in tf.__version__.split(".")[:2])
@@ -637,8 +639,15 @@ class LegacyKerasAdviceTest(_Case):
     commands = re.findall(r"`(pip install [^`]*)`", fix)
     self.assertLen(commands, 1, fix)
     self.assertIn("TF_USE_LEGACY_KERAS=1", fix)
-    # The report's `2.N` is the user's TensorFlow.
-    minor = ".".join(tf.__version__.split(".")[:2])
+    # The report's `2.N` is the user's TensorFlow; a nightly build (the
+    # tf_nightly environment) has no tf-keras release yet: the newest
+    # supported minor stands in for it.
+    release = packaging_version.parse(tf.__version__)
+    if release.is_prerelease:
+      release = packaging_version.parse(version.MAX_TF_VERSION)
+      minor = "{}.{}".format(release.major, release.minor - 1)
+    else:
+      minor = "{}.{}".format(release.major, release.minor)
     argv = shlex.split(commands[0].replace("2.N", minor))
     python = _fake_tensorflow_cpu_venv(self.tmp)
     out = os.path.join(self.tmp, "pip_report.json")
