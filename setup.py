@@ -56,6 +56,9 @@ EXTRAS_REQUIRE = {
     # TF1 `tf.layers` / `tf.compat.v1.layers` code on TF 2.16+ needs Keras 2,
     # which ships as tf-keras, versioned with TensorFlow (tf-keras 2.N needs
     # TensorFlow 2.N), plus TF_USE_LEGACY_KERAS=1; see docs/migration.md.
+    # Only for the `tensorflow` package: tf-keras requires it, so beside
+    # `tensorflow-cpu` this extra installs a second TensorFlow. There,
+    # `pip install --no-deps 'tf-keras~=2.N.0'` (the report's advice).
     "legacy-keras": ["tf-keras" + _TF_RANGE],
     # `tf.contrib.layers`, `tf.contrib.framework` (`arg_scope`) and
     # `tf.contrib.slim` live on unchanged in tf-slim, the maintained drop-in

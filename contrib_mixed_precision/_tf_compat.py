@@ -68,6 +68,23 @@ except ImportError as e:
           e, _INSTALL_HINT.format(range=_cmp_version.TF_REQUIREMENT_RANGE))
   ) from e
 
+if not isinstance(getattr(tf, "__version__", None), str):
+  # `tensorflow` and `tensorflow-cpu` (or tf-keras's dependency beside
+  # `tensorflow-cpu`) install into one directory: uninstalling one of them
+  # removes files the other needs, and leaves a `tensorflow` that imports
+  # but is empty.
+  raise ImportError(
+      "contrib_mixed_precision needs TensorFlow, but the `tensorflow` "
+      "imported from {} is broken: it has no `__version__`. This happens "
+      "when two TensorFlow distributions (`tensorflow` and "
+      "`tensorflow-cpu`) were installed and one was uninstalled: they share "
+      "that directory. Reinstall the one you use, for example `pip install "
+      "--force-reinstall 'tensorflow-cpu{range}'` (see `pip list | grep "
+      "-i tensorflow`).".format(
+          ", ".join(getattr(tf, "__path__", None) or
+                    [getattr(tf, "__file__", None) or "?"]),
+          range=_cmp_version.TF_REQUIREMENT_RANGE))
+
 _check_tensorflow(tf.__version__)
 
 

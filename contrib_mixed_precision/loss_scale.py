@@ -103,11 +103,24 @@ def _state_mutex(loss_scale):
         shared_name = "loss_scale_update_lock_{}".format(id(loss_scale))
       else:
         shared_name = loss_scale.op.name + "/update_lock"
-      with tf.compat.v1.colocate_with(loss_scale):
+      with _colocated_with(loss_scale):
         mutex = tf.raw_ops.MutexV2(shared_name=shared_name,
                                    name="loss_scale_update_lock")
       setattr(loss_scale, _MUTEX_ATTR, mutex)
   return mutex
+
+
+def _colocated_with(op_or_variable):
+  """A context that places the ops built in it with `op_or_variable`.
+
+  `tf.compat.v1.colocate_with` does the same, but it is deprecated, and
+  TensorFlow logs so on the first use: every graph-mode run printed it.
+  The graph's own `colocate_with` is not; in eager mode (a variable under
+  `init_scope`) the device is what places ops.
+  """
+  if tf.executing_eagerly():
+    return tf.device(op_or_variable.device)
+  return tf.compat.v1.get_default_graph().colocate_with(op_or_variable)
 
 
 def _update_is_atomic_as_built() -> bool:
@@ -248,7 +261,7 @@ def exponential_update(is_finite, loss_scale, good_steps, bad_steps,
     # both ends of the lock sit with the mutex: on the parameter server, if
     # it is. An eager mutex (captured by a function) has no op to follow.
     if tf.is_symbolic_tensor(mutex):
-      return tf.compat.v1.colocate_with(mutex.op)
+      return _colocated_with(mutex.op)
     return contextlib.nullcontext()
 
   with with_the_mutex(), tf.control_dependencies([is_finite]):

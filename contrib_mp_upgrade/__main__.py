@@ -17,6 +17,14 @@ _STOP_SIGNALS = tuple(getattr(signal, name) for name in
                       if hasattr(signal, name))
 
 
+_NO_LIBCST = (
+    "contrib-mp-upgrade: error: this command needs libcst, which "
+    "could not be imported ({{}}) by {}. It is the `[upgrade]` extra:\n"
+    "  pip install 'contrib_mixed_precision[upgrade]'\n"
+    "(or `pip install libcst`) installs it; the command never needs "
+    "TensorFlow.\n").format(sys.executable)
+
+
 def _stop_while_starting(signum, frame):
   del frame  # Unused.
   os.write(2, "contrib-mp-upgrade: interrupted ({}); nothing was "
@@ -48,7 +56,17 @@ def main() -> int:
   previous = {signum: signal.signal(signum, _stop_while_starting)
               for signum in _STOP_SIGNALS}
   _open_closed_standard_streams()
-  from contrib_mp_upgrade import cli  # pylint: disable=g-import-not-at-top
+  try:
+    from contrib_mp_upgrade import cli  # pylint: disable=g-import-not-at-top
+  except ImportError as e:
+    # libcst is the `[upgrade]` extra: a plain `pip install
+    # contrib_mixed_precision` lacks it, and `--help` printed a traceback.
+    # (`rewrite` re-raises libcst's ImportError with a hint, from it.)
+    cause = e.__cause__ if isinstance(e.__cause__, ImportError) else e
+    if not (cause.name or "").split(".")[0] == "libcst":
+      raise
+    sys.stderr.write(_NO_LIBCST.format(cause))
+    return 1
   # From here on the command's own handlers (`cli.main`) take over.
   for signum, handler in previous.items():
     signal.signal(signum, handler)

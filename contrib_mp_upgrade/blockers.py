@@ -49,15 +49,22 @@ _SUCCESSORS = {
 _NO_SUCCESSOR = ("this command knows no drop-in: see TensorFlow's TF 2 "
                  "migration guide")
 
+# tf-keras requires the `tensorflow` package: beside `tensorflow-cpu` (or a
+# vendor's build) pip would install a second TensorFlow into the same
+# directory, and removing either breaks both. `--no-deps` is right for all.
+LEGACY_KERAS_INSTALL = (
+    "`pip install --no-deps 'tf-keras~=2.N.0'` for your TensorFlow 2.N "
+    "(`--no-deps`: tf-keras requires the `tensorflow` package, and with "
+    "`tensorflow-cpu` pip would install a second TensorFlow)")
 LEGACY_KERAS_FIX = (
-    "on TensorFlow 2.16 and later it needs tf-keras (pip install "
-    "'contrib_mixed_precision[legacy-keras]') and TF_USE_LEGACY_KERAS=1 set "
+    "on TensorFlow 2.16 and later it needs tf-keras of your TensorFlow's "
+    "version, " + LEGACY_KERAS_INSTALL + ", and TF_USE_LEGACY_KERAS=1 set "
     "before TensorFlow is imported")
 
 SESSION = "Session code under TF 2's eager default"
 SESSION_FIX = (
-    "`tf.placeholder`, `Session.run` and fetching tensors by name (such as "
-    "'loss_scale:0') need graph mode: call "
+    "`tf.placeholder`, `Session.run` and fetching tensors by name need "
+    "graph mode: call "
     "`tf.compat.v1.disable_eager_execution()` (or "
     "`tf.compat.v1.disable_v2_behavior()`) once, right after TensorFlow is "
     "imported, in the program's entry script")
@@ -67,6 +74,24 @@ SESSION_FIX_V1_SHAPES = (
     "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
     "imported, in the program's entry script "
     "(`disable_eager_execution()` is not enough here)")
+
+BY_NAME = "the loss scale's variable fetched by name ('loss_scale:0')"
+BY_NAME_FIX = (
+    "under TF 2 behaviour the state is resource variables, and "
+    "'loss_scale:0' (also 'good_steps:0', 'bad_steps:0') names the "
+    "variable's handle, not its value: a hook or `sess.run` that fetches it "
+    "gets a handle (the step fails with TypeError). Call "
+    "`tf.compat.v1.disable_v2_behavior()` once, right after TensorFlow is "
+    "imported, in the program's entry script: its ref variables hold the "
+    "value under that name, as TF 1.15's did "
+    "(`disable_eager_execution()` is not enough); or fetch "
+    "`manager.get_loss_scale()` instead")
+# A variable of the managers' state, by its tensor name: `loss_scale:0`,
+# `loss_scale_1:0` (uniquified), `scope/good_steps:0`.
+_STATE_TENSOR_NAME = re.compile(
+    r"(?:^|/)(?:loss_scale|good_steps|bad_steps)(?:_\d+)?:0$")
+_REF_VARIABLE_CALLS = frozenset(("disable_v2_behavior",
+                                 "disable_resource_variables"))
 
 DIMENSION = "Dimension `.value` under TF 2 shapes"
 DIMENSION_FIX = (
@@ -95,6 +120,22 @@ FLAGS_FIX = (
     "`tf.flags.X` and `tf.app.flags.X` (`flags.FLAGS`, "
     "`flags.DEFINE_string`, ...); absl-py comes with TensorFlow, and "
     "`tf.compat.v1.app.run()` parses its flags")
+# TF 1's `tf.flags.FLAGS` parsed `sys.argv` on the first read; absl's raise
+# `UnparsedFlagAccessError` until `app.run()` parses them.
+FLAGS_EARLY_READ_FIX = (
+    "; and {} reads `FLAGS` before `app.run()`, which absl's flags do not "
+    "allow (TF 1's parsed themselves on the first read; absl's raise "
+    "UnparsedFlagAccessError): add `import sys` and call "
+    "`flags.FLAGS(sys.argv, known_only=True)` before that first read, as "
+    "TF 1 did")
+# `FlagValues` methods: reading them reads no flag.
+_FLAG_VALUES_METHODS = frozenset((
+    "mark_as_parsed", "is_parsed", "unparse_flags", "set_default",
+    "flag_values_dict", "get_flag_value", "append_flags_into_file",
+    "read_flags_from_files", "is_gnu_getopt", "set_gnu_getopt",
+    "register_key_flag_for_module", "find_module_defining_flag",
+    "main_module_help", "module_help", "get_help", "remove_flag_values",
+    "append_flag_values", "get_key_flags_for_module"))
 
 # TF 1.15 `tf.contrib.tpu` classes that are Estimator classes, which
 # tf_upgrade_v2 up to TF 2.15 renamed `tf.compat.v1.estimator.tpu.X`.
@@ -175,7 +216,8 @@ def _v1(path: str) -> str:
 # Attribute names worth resolving: everything else is skipped unresolved.
 _INTERESTING = frozenset(("contrib", "layers", "summary", "as_default",
                           "estimator", "flags", "value")) | (
-    _SESSION_NAMES) | _GRAPH_MODE_CALLS | _V1_SHAPE_CALLS | _ESTIMATOR_CLASSES
+    _SESSION_NAMES) | _GRAPH_MODE_CALLS | _V1_SHAPE_CALLS | (
+        _ESTIMATOR_CLASSES) | _REF_VARIABLE_CALLS
 
 
 class _Scan:
@@ -195,6 +237,8 @@ class _Scan:
     self.session: List[int] = []
     self.summary: Dict[str, List[int]] = {}
     self.v1_shapes = False  # Whether it calls disable_v2_behavior().
+    self.ref_variables = False  # Whether TF 1 ref variables are back.
+    self.by_name: List[int] = []  # 'loss_scale:0' and its siblings.
     self.dimension: List[int] = []
     self.estimator: List[int] = []
     self.flags: List[int] = []
@@ -210,6 +254,12 @@ class _Scan:
             isinstance(value, ast.Attribute) and
             value.attr in ("contrib", "summary", "tpu")):
           attributes.append(node)
+      elif isinstance(node, ast.Constant):
+        # Wherever the name is written (`get_tensor_by_name`, a hook's
+        # `SessionRunArgs`, a dict of fetches): a string is the fetch.
+        if isinstance(node.value, str) and _STATE_TENSOR_NAME.search(
+            node.value):
+          self.by_name.append(node.lineno)
       elif isinstance(node, ast.Call):
         module = _dynamic_import(node)
         if module is not None:
@@ -288,6 +338,8 @@ class _Scan:
       self.graph_mode = True
     if node.attr in _V1_SHAPE_CALLS:
       self.v1_shapes = True
+    if node.attr in _REF_VARIABLE_CALLS:
+      self.ref_variables = True
     if node.attr == "value":
       if _is_dimension(node.value):
         self.dimension.append(node.lineno)
@@ -329,6 +381,29 @@ class _Scan:
       self.summary_nodes.append(node)
 
 
+def _early_flag_reads(tree: ast.AST, scan: "_Scan") -> List[int]:
+  """Lines that read a TF 1 flag outside any function (so before `run()`).
+
+  Module-level code, `if __name__ == "__main__":` included, runs before
+  `tf.app.run()` (or absl's `app.run()`) has parsed the command line.
+  """
+  lines = set()
+  stack = list(getattr(tree, "body", []))
+  while stack:
+    node = stack.pop()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef, ast.Lambda)):
+      continue
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and (
+        not node.attr.startswith("_")) and (
+            node.attr not in _FLAG_VALUES_METHODS):
+      base = _v1(scan.path(node.value) or "")
+      if base in ("tensorflow.flags.FLAGS", "tensorflow.app.flags.FLAGS"):
+        lines.add(node.lineno)
+    stack.extend(ast.iter_child_nodes(node))
+  return sorted(lines)
+
+
 def _under(path: str, modules) -> bool:
   return any(path == m or path.startswith(m + ".") for m in modules)
 
@@ -352,7 +427,7 @@ def _quick_reject(source: bytes) -> bool:
   return not any(word in source for word in (
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
-      b"].value"))
+      b"].value", b"loss_scale", b"_steps"))
 
 
 @dataclasses.dataclass
@@ -421,11 +496,21 @@ def find(source: bytes) -> List[Blocker]:
                  else "records nothing in a Session", name)
       found.append(Blocker("tf.summary." + name, tuple(sorted(set(lines))),
                            fix))
+  if scan.by_name and not scan.ref_variables:
+    found.append(Blocker(BY_NAME, tuple(sorted(set(scan.by_name))),
+                         BY_NAME_FIX))
   if scan.estimator:
     found.append(Blocker(ESTIMATOR, tuple(sorted(set(scan.estimator))),
                          ESTIMATOR_FIX))
   if scan.flags:
-    found.append(Blocker(FLAGS, tuple(sorted(set(scan.flags))), FLAGS_FIX))
+    early = _early_flag_reads(tree, scan)
+    fix = FLAGS_FIX
+    if early:
+      fix += FLAGS_EARLY_READ_FIX.format(
+          ("line {}" if len(early) == 1 else "lines {}").format(
+              ", ".join(str(l) for l in early[:3]) +
+              (", ..." if len(early) > 3 else "")))
+    found.append(Blocker(FLAGS, tuple(sorted(set(scan.flags))), fix))
   found.sort(key=lambda b: (-len(b.lines), b.what))
   return found
 
@@ -487,6 +572,11 @@ def switches_v1_shapes(source: bytes) -> bool:
   """Whether `source` brings back TF 1 shapes (`Dimension`) for its program."""
   return any(call in source for call in (b"disable_v2_behavior",
                                          b"disable_v2_tensorshape"))
+
+
+def switches_ref_variables(source: bytes) -> bool:
+  """Whether `source` brings back TF 1 ref variables for its program."""
+  return any(call.encode() in source for call in _REF_VARIABLE_CALLS)
 
 
 def is_script(source: bytes) -> bool:

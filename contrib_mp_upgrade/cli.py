@@ -185,6 +185,8 @@ def _find_blockers(plan: walk.Plan,
   python = [e for e in plan.python() if e.result.error is None]
   graph_mode = any(blockers.switches_graph_mode(e.output) for e in python)
   v1_shapes = any(blockers.switches_v1_shapes(e.output) for e in python)
+  ref_variables = any(blockers.switches_ref_variables(e.output)
+                      for e in python)
   for entry in python:
     entry.blockers = blockers.find(entry.output)
     if entry.notebook is not None and entry.notebook.left:
@@ -199,6 +201,9 @@ def _find_blockers(plan: walk.Plan,
     if v1_shapes and not blockers.is_script(entry.output):
       entry.blockers = [b for b in entry.blockers
                         if b.what != blockers.DIMENSION]
+    if ref_variables and not blockers.is_script(entry.output):
+      entry.blockers = [b for b in entry.blockers
+                        if b.what != blockers.BY_NAME]
     if contrib_to_slim:
       entry.blockers = [
           dataclasses.replace(b, fix=slim.LEFT_FIX)

@@ -14,6 +14,10 @@ full disk, a read-only directory, a crash) or a signal (Ctrl-C, see
   originals, with the stop signals held until the last rename; a rename
   that fails puts back the ones before it (each original is hard-linked
   beside itself first);
+* an input file that no longer holds what was read (a user's editor save,
+  a `git checkout` while the run converted it) is not replaced: it counts
+  as a failed rename, so every file is left as the user left it, and the
+  message names it;
 * a report to a pipe or a device is written before any rename, and a
   stop signal still stops that write.
 
@@ -86,6 +90,8 @@ class Commit:
     self._renames: List[Tuple[str, str]] = []
     self._moves_into: Optional[Tuple[str, str]] = None
     self._writes: List[Tuple[int, bytes, str, str]] = []
+    # In place: {path: the bytes read from it}, checked before its rename.
+    self._expected: Dict[str, bytes] = {}
     # (path, why) of what could not be removed once all was in place.
     self.leftovers: List[Tuple[str, str]] = []
 
@@ -190,6 +196,7 @@ class Commit:
         raise _fail("{!r} cannot be rewritten in place".format(entry.path),
                     e, "no input file was changed.")
       self._renames.append((temp, entry.path))
+      self._expected[entry.path] = entry.original
 
   def stage_file(self, data: bytes, path: str, flag: str,
                  mode_from: Optional[str] = None) -> None:
@@ -306,6 +313,9 @@ class Commit:
         backup = _backup(path)
         if backup is not None:
           backups.append(backup)
+        if path in self._expected:
+          # The backup is a hard link of what is about to be replaced.
+          _check_unchanged(path, backup, self._expected[path])
         empty_directory = os.path.isdir(path) and not os.path.islink(path)
         if os.path.isdir(temp):
           os.rename(temp, path)
@@ -331,6 +341,13 @@ class Commit:
       for backup in backups:
         if backup not in kept:
           _remove(backup)
+      if isinstance(e, _ChangedMeanwhile) and not stuck:
+        raise errors.UpgradeError(
+            "{!r} changed while the command ran: it no longer holds what "
+            "the command read and converted. It was left as you left it, "
+            "and so was every other file (the run is all or nothing); "
+            "nothing was written. Run the command again once your edits "
+            "are saved.".format(path)) from e
       if stuck:
         raise errors.UpgradeError(
             "{!r} could not be put in place ({}), and what was renamed "
@@ -360,6 +377,28 @@ class Commit:
       pass
     except OSError as e:
       self.leftovers.append((path, errors.describe_os_error(e)))
+
+
+class _ChangedMeanwhile(OSError):
+  """An input file changed between its reading and its replacement."""
+
+
+def _check_unchanged(path: str, backup: Optional[str],
+                     expected: bytes) -> None:
+  """Raises `_ChangedMeanwhile` unless `path` holds `expected`.
+
+  Read through `backup` (the hard link of what the rename would replace)
+  where there is one, so that what is checked is what would be lost.
+  """
+  try:
+    if os.path.getsize(backup or path) == len(expected):
+      with open(backup or path, "rb") as f:
+        if f.read() == expected:
+          return
+  except OSError:
+    pass  # Removed, or no longer readable: not what was read.
+  raise _ChangedMeanwhile(errno.ESTALE, "changed while the command ran",
+                          path)
 
 
 def _stream_fd(path: str) -> Optional[int]:

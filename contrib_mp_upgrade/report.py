@@ -14,6 +14,7 @@ files.
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from contrib_mp_upgrade import blockers
 from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
@@ -23,8 +24,8 @@ from contrib_mp_upgrade import walk
 PROG = "contrib-mp-upgrade"
 
 LEGACY_KERAS_HINT = (
-    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs tf-keras "
-    "(pip install 'contrib_mixed_precision[legacy-keras]') and "
+    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs tf-keras of "
+    "your TensorFlow's version, " + blockers.LEGACY_KERAS_INSTALL + ", and "
     "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported")
 
 

@@ -54,6 +54,12 @@ _VAL = "contrib_mixed_precision/_validation.py"
 _UN = "contrib_mixed_precision/unscale.py"
 _TFC = "contrib_mixed_precision/_tf_compat.py"
 _STEP = "contrib_mixed_precision/step_scale.py"
+# The upgrade command (reported apart from the score).
+_U_SIG = "contrib_mp_upgrade/signals.py"
+_U_COMMIT = "contrib_mp_upgrade/commit.py"
+_U_CHECK = "contrib_mp_upgrade/check.py"
+_U_CLI = "contrib_mp_upgrade/cli.py"
+_U_WORKERS = "contrib_mp_upgrade/workers.py"
 # The modules the score is given for.
 SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP)
 
@@ -85,11 +91,12 @@ _XLA_ORACLE = "tests/unscale_oracle_test.py::XlaUnscaleTest"
 _F64_ORACLE = "tests/unscale_oracle_test.py::Float64VariablesTest"
 _USABLE = "tests/step_scale_test.py::UsableScaleTest"
 _REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
+_U_EDGES = "tests/upgrade_hostile_run_test.py::CleanupAndCommitEdgesTest::"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
     Mutant("L01", _LS,
-           "      with tf.compat.v1.colocate_with(loss_scale):\n"
+           "      with _colocated_with(loss_scale):\n"
            "        mutex = tf.raw_ops.MutexV2(",
            "      with contextlib.nullcontext():\n"
            "        mutex = tf.raw_ops.MutexV2(",
@@ -422,6 +429,60 @@ MUTANTS = (
            "  if int(value) < minimum or",
            "  if int(value) <= minimum or",
            ("tests/validation_test.py",), "the int minimum is exclusive"),
+    # -- The upgrade command: issue 43's seven survivors (reported apart).
+    Mutant("C01", _U_SIG,
+           "    for other in STOP_SIGNALS:\n"
+           "      signal.signal(other, signal.SIG_IGN)\n",
+           "",
+           (_U_EDGES + "test_second_ctrl_c_during_the_cleanup_is_ignored",),
+           "a second Ctrl-C during the cleanup interrupts it"),
+    Mutant("C02", _U_COMMIT,
+           "            if empty:\n"
+           "              os.mkdir(path)\n",
+           "            pass\n",
+           (_U_EDGES + "test_failed_rename_keeps_an_existing_empty_outtree",),
+           "a failed rename removes the user's existing empty --outtree, "
+           "and the message says nothing changed"),
+    Mutant("C03", _U_COMMIT,
+           "      self._remove_or_list(self._moves_into[0], os.rmdir)",
+           "      pass",
+           (_U_EDGES + "test_tree_built_inside_the_outtree_leaves_no_"
+            "staging_directory",),
+           "a successful run leaves its emptied staging directory inside "
+           "--outtree"),
+    Mutant("C04", _U_COMMIT,
+           "      if item.is_dir(follow_symlinks=False):",
+           "      if item.is_dir():",
+           (_U_EDGES + "test_aborted_run_removes_a_staged_link_to_a_"
+            "directory",),
+           "an aborted run leaves its staging tree when the tree holds a "
+           "link to a directory"),
+    Mutant("C05", _U_CHECK,
+           "  if \"could not be\" in why or \"cannot be followed\" in why:",
+           "  if \"could not be\" in why:",
+           ("tests/upgrade_check_test.py::CheckTest::test_a_link_that_cannot_"
+            "be_followed_fails_the_check",),
+           "--check exits 0 on a link it cannot follow"),
+    Mutant("C06", _U_CLI,
+           "    if finished:\n"
+           "      return outcome  # It came too late: the output is "
+           "complete.\n",
+           "",
+           (_U_EDGES + "test_ctrl_c_held_over_renames_that_all_succeed",),
+           "a Ctrl-C held over renames that all succeed ends with exit 130 "
+           "and \"nothing was written\" while the output is in place"),
+    Mutant("C07", _U_WORKERS,
+           "    if all(len(e.source) < _ALONE_BYTES for e in heavy):",
+           "    if all(len(e.source) <= _ALONE_BYTES for e in heavy):",
+           ("tests/upgrade_hostile_run_test.py::AloneBytesTest",),
+           "a file of exactly 128 KiB is converted in the command's own "
+           "process, not a worker"),
+    Mutant("C08", _U_COMMIT,
+           "        if path in self._expected:\n",
+           "        if False:\n",
+           ("tests/upgrade_hostile_run_test.py::EditedDuringTheRunTest",),
+           "--inplace replaces a file the user edited while the run "
+           "converted it (issue 43, item 13)"),
 )
 
 

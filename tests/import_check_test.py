@@ -97,13 +97,15 @@ class ImportCheckTest(tf.test.TestCase, parameterized.TestCase):
     self.addCleanup(tmp.cleanup)
     return tmp.name
 
-  def _run_python(self, code, fake_tf_version=None):
+  def _run_python(self, code, fake_tf_version=None, broken_tf=False):
     """Runs `code` in a fresh Python from an empty directory.
 
     Args:
       code: Python source to run with `-c`.
       fake_tf_version: If set, a fake `tensorflow` package with this
         `__version__` (and nothing else) shadows the real one.
+      broken_tf: If set, the shadowing `tensorflow` package is empty, as
+        one is after a second TensorFlow distribution was uninstalled.
 
     Returns:
       The `subprocess.CompletedProcess`, with text stdout and stderr.
@@ -111,12 +113,13 @@ class ImportCheckTest(tf.test.TestCase, parameterized.TestCase):
     workdir = self._new_tempdir()
     env = dict(os.environ)
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
-    if fake_tf_version is not None:
+    if fake_tf_version is not None or broken_tf:
       fake_root = self._new_tempdir()
       os.mkdir(os.path.join(fake_root, "tensorflow"))
       with open(os.path.join(fake_root, "tensorflow", "__init__.py"),
                 "w") as f:
-        f.write("__version__ = {!r}\n".format(fake_tf_version))
+        if not broken_tf:
+          f.write("__version__ = {!r}\n".format(fake_tf_version))
       env["PYTHONPATH"] = os.pathsep.join(
           p for p in (fake_root, env.get("PYTHONPATH")) if p)
     return subprocess.run([sys.executable, "-c", code], cwd=workdir, env=env,
@@ -154,6 +157,21 @@ class ImportCheckTest(tf.test.TestCase, parameterized.TestCase):
     self.assertIn(tf_version, last_line)
     self.assertIn(version.MIN_TF_VERSION, last_line)
     self.assertIn("pip install", last_line)
+
+  @parameterized.parameters(_PACKAGE, _COMPAT)
+  def test_broken_tensorflow_raises_import_error_with_the_cure(self, module):
+    # Issue 43, item 5: `tensorflow` and `tensorflow-cpu` share one
+    # directory; uninstalling one leaves a `tensorflow` without
+    # `__version__`, and the import raised a bare AttributeError.
+    result = self._run_python(_import(module), fake_tf_version=None,
+                              broken_tf=True)
+    self.assertNotEqual(result.returncode, 0)
+    last_line = result.stderr.strip().splitlines()[-1]
+    self.assertStartsWith(last_line, "ImportError: ")
+    self.assertNotIn("AttributeError", result.stderr)
+    self.assertIn("no `__version__`", last_line)
+    self.assertIn("tensorflow-cpu", last_line)
+    self.assertIn("pip install --force-reinstall", last_line)
 
   def test_newer_tensorflow_warns_once_in_the_check(self):
     result = self._run_python(

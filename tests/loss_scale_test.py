@@ -3,6 +3,8 @@
 """Tests for the TF2 side: ExponentialUpdateLossScale."""
 
 import os
+import subprocess
+import sys
 import warnings
 
 from absl.testing import parameterized
@@ -10,6 +12,8 @@ import numpy as np
 import tensorflow as tf
 
 import policy_reference
+import program_util
+import contrib_mixed_precision as mp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 
 MODES = ("graph", "eager", "function")
@@ -173,6 +177,52 @@ class ExponentialUpdateLossScaleTest(tf.test.TestCase,
                                   "LossScale.update_from_finite .*" +
                                   message):
         evaluate(mode, fn)
+
+
+_GRAPH_AND_FUNCTION_STEPS = """\
+import tensorflow as tf
+import contrib_mixed_precision as mp
+
+with tf.Graph().as_default():
+  v = tf.compat.v1.get_variable("v", initializer=1.0)
+  manager = mp.ExponentialUpdateLossScaleManager(2.0, 2)
+  opt = mp.LossScaleOptimizer(
+      tf.compat.v1.train.GradientDescentOptimizer(0.1), manager)
+  train_op = opt.minimize(v * v)
+  with tf.compat.v1.Session() as sess:
+    sess.run(tf.compat.v1.global_variables_initializer())
+    sess.run(train_op)
+w = tf.Variable(1.0)
+eager_opt = mp.LossScaleOptimizer(
+    tf.compat.v1.train.GradientDescentOptimizer(0.1),
+    mp.ExponentialUpdateLossScaleManager(2.0, 2))
+
+
+@tf.function
+def step():
+  eager_opt.minimize(lambda: w * w, var_list=[w])
+
+
+step()
+print("steps done")
+"""
+
+
+class NoDeprecationWarningTest(tf.test.TestCase):
+  """Issue 43, item 14: the package's own graph ops warn about nothing."""
+
+  def test_a_graph_and_a_function_step_print_no_deprecation(self):
+    proc = subprocess.run(
+        [sys.executable, "-c", _GRAPH_AND_FUNCTION_STEPS],
+        env=program_util.child_env(), capture_output=True, text=True,
+        timeout=300, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
+    self.assertIn("steps done", proc.stdout)
+    package = os.path.dirname(os.path.abspath(mp.__file__))
+    for line in proc.stderr.splitlines():
+      if "is deprecated" in line or "Instructions for updating" in line:
+        self.assertNotIn(package, line)
+    self.assertNotIn("_colocate_with", proc.stderr)
 
 
 if __name__ == "__main__":

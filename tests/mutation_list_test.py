@@ -47,6 +47,17 @@ class MutantListTest(unittest.TestCase):
     self.assertGreaterEqual(len(scored), 30)
     self.assertEqual(set(self.runner["SCORED"]), {m.file for m in scored})
 
+  def test_the_upgrade_commands_mutants_of_issue_43(self):
+    # The seven plausible bugs of the commit, the rollback, the signals,
+    # `--check` and the worker rule that every test passed (issue 43).
+    upgrade = {m.id: m.file for m in self.runner["MUTANTS"]
+               if m.file.startswith("contrib_mp_upgrade/")}
+    self.assertEqual(
+        {"C0{}".format(i) for i in range(1, 8)} - set(upgrade), set())
+    self.assertEqual(
+        {f.split("/")[-1] for f in upgrade.values()},
+        {"signals.py", "commit.py", "check.py", "cli.py", "workers.py"})
+
   def test_list_and_help_run_without_tensorflow(self):
     for flag in ("--list", "--help"):
       proc = subprocess.run(

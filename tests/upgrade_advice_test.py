@@ -12,16 +12,20 @@ Issue 30's findings covered: 6 (`FileCountsTest`), 7 (`CausesTest`), 9
 (`SlimUtilsTest`) and 14 (`DimensionTest`).
 """
 
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+from packaging import version as packaging_version
 import tensorflow as tf
 
+from contrib_mixed_precision import version
 import upgrade_fixture_util as util
 
 _TF = tuple(int(p) for p in tf.__version__.split(".")[:2])
@@ -441,6 +445,37 @@ class FlagsTest(_Case):
     values = util.last_json(self.run_program(code, "--steps", "5",
                                              "--name", "y"))
     self.assertEqual(values, {"steps": 5, "name": "y"})
+    self.assertNotIn("before `app.run()`", fix)
+
+  def test_reading_flags_before_app_run_is_advised_and_runs(self):
+    # Issue 43, item 6 (google-research's BERT fork): TF 1's flags parsed
+    # themselves on the first read; absl's raise UnparsedFlagAccessError.
+    source = _FLAGS_SOURCE.replace(
+        '  print(json.dumps({"steps": FLAGS.steps, "name": FLAGS.name}))\n',
+        '  print(json.dumps({"steps": FLAGS.steps, "name": FLAGS.name,\n'
+        '                    "early": EARLY}))\n').replace(
+            'if __name__ == "__main__":\n',
+            'if __name__ == "__main__":\n  EARLY = FLAGS.steps * 2\n')
+    code, report = self.convert(source, "--tf_upgrade_v2")
+    fix = _blocker(report, "tf.flags (removed in TF 2)")
+    code = code.replace("import tensorflow as tf\n",
+                        "import tensorflow as tf\nfrom absl import flags\n")
+    for old in ("tf.compat.v1.app.flags.", "tf.app.flags.", "tf.flags."):
+      code = code.replace(old, "flags.")
+    proc = self.run_program(code, "--steps", "5")
+    self.assertNotEqual(proc.returncode, 0)  # As the report says.
+    self.assertIn("UnparsedFlagAccessError", proc.stderr)
+    # The advice, literally: the call it names, before the first read.
+    self.assertIn("line 15 reads `FLAGS` before `app.run()`", fix)
+    call = re.search(r"call `(flags\.FLAGS\(sys\.argv[^`]*\))` before",
+                     fix).group(1)
+    self.assertIn("add `import sys`", fix)
+    code = "import sys\n" + code.replace(
+        'if __name__ == "__main__":\n',
+        'if __name__ == "__main__":\n  {}\n'.format(call))
+    values = util.last_json(self.run_program(code, "--steps", "5",
+                                             "--name", "y"))
+    self.assertEqual(values, {"steps": 5, "name": "y", "early": 10})
 
 
 # -- Finding 13: slim.utils ---------------------------------------------------
@@ -551,6 +586,200 @@ class DimensionTest(_Case):
     proc = _upgrade("--intree", tree, "--dry_run")
     self.assertEqual(proc.returncode, 0, proc.stderr)
     self.assertEqual(_ready(proc.stdout), (2, 2))
+
+
+# -- Issue 43, item 5: tf-keras for a tensorflow-cpu user --------------------
+
+_LAYERS_SOURCE = """\
+import tensorflow as tf
+
+x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+y = tf.compat.v1.layers.dense(x, 2)
+"""
+
+
+def _fake_tensorflow_cpu_venv(root: str) -> str:
+  """A venv whose only TensorFlow is a `tensorflow-cpu` distribution.
+
+  Only its metadata: pip decides what to install from what is installed,
+  and a second TensorFlow is what it must not add. Returns its python.
+  """
+  venv = os.path.join(root, "venv")
+  subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
+                 check=True, capture_output=True, timeout=120)
+  python = os.path.join(venv, "bin", "python")
+  purelib = subprocess.run(
+      [python, "-c", "import sysconfig; print(sysconfig.get_paths()"
+       "['purelib'])"], check=True, capture_output=True, text=True,
+      timeout=60).stdout.strip()
+  info = os.path.join(purelib, "tensorflow_cpu-{}.dist-info".format(
+      tf.__version__))
+  os.makedirs(info)
+  with open(os.path.join(info, "METADATA"), "w") as f:
+    f.write("Metadata-Version: 2.1\nName: tensorflow-cpu\nVersion: {}\n"
+            .format(tf.__version__))
+  with open(os.path.join(info, "INSTALLER"), "w") as f:
+    f.write("pip\n")
+  open(os.path.join(info, "RECORD"), "w").close()
+  return python
+
+
+class LegacyKerasAdviceTest(_Case):
+  """The `tf.layers` fix, run by pip against a `tensorflow-cpu` venv.
+
+  `pip install 'contrib_mixed_precision[legacy-keras]'` pulled in
+  `tensorflow` (572 MB) beside `tensorflow-cpu`: tf-keras requires it, and
+  both own `site-packages/tensorflow`. Needs PyPI (pip resolves, with
+  `--dry-run`, and downloads nothing but metadata).
+  """
+
+  def test_the_pip_command_installs_no_second_tensorflow(self):
+    _, report = self.convert(_LAYERS_SOURCE)
+    fix = _blocker(report, "tf.layers")
+    commands = re.findall(r"`(pip install [^`]*)`", fix)
+    self.assertLen(commands, 1, fix)
+    self.assertIn("TF_USE_LEGACY_KERAS=1", fix)
+    # The report's `2.N` is the user's TensorFlow; a nightly build (the
+    # tf_nightly environment) has no tf-keras release yet: the newest
+    # supported minor stands in for it.
+    release = packaging_version.parse(tf.__version__)
+    if release.is_prerelease:
+      release = packaging_version.parse(version.MAX_TF_VERSION)
+      minor = "{}.{}".format(release.major, release.minor - 1)
+    else:
+      minor = "{}.{}".format(release.major, release.minor)
+    argv = shlex.split(commands[0].replace("2.N", minor))
+    python = _fake_tensorflow_cpu_venv(self.tmp)
+    out = os.path.join(self.tmp, "pip_report.json")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", python] + argv[1:] +
+        ["--dry-run", "--quiet", "--report", out], capture_output=True,
+        text=True, timeout=600, check=False)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    with open(out, encoding="utf-8") as f:
+      install = json.load(f)["install"]
+    names = [i["metadata"]["name"].lower().replace("_", "-") for i in install]
+    self.assertEqual(names, ["tf-keras"])
+    self.assertEqual(install[0]["metadata"]["version"].rsplit(".", 1)[0],
+                     minor)
+    # What `--no-deps` leaves out is exactly the second TensorFlow.
+    requires = install[0]["metadata"]["requires_dist"]
+    self.assertTrue(any(r.startswith("tensorflow") for r in requires),
+                    requires)
+
+  def test_the_readme_gives_the_same_command(self):
+    with open(os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "README.md"), encoding="utf-8") as f:
+      readme = f.read()
+    self.assertIn("pip install --no-deps 'tf-keras~=2.N.0'", readme)
+    self.assertNotRegex(readme, r"pip install [^`\n]*\[legacy-keras\]")
+
+
+# -- Issue 43, item 7: 'loss_scale:0' fetched by name in a hook class -------
+
+_HOOKS_SOURCE = """\
+import tensorflow as tf
+
+
+class LossScaleLogger(tf.train.SessionRunHook):
+
+  def before_run(self, run_context):
+    return tf.train.SessionRunArgs({"scale": "loss_scale:0"})
+
+  def after_run(self, run_context, run_values):
+    SCALES.append(float(run_values.results["scale"]))
+
+
+class GraphLogger(tf.train.SessionRunHook):
+
+  def begin(self):
+    self._scale = tf.get_default_graph().get_tensor_by_name(
+        "loss_scale:0")
+
+
+SCALES = []
+"""
+
+_HOOK_MAIN_SOURCE = """\
+import json
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+import hooks
+
+v = tf.Variable(1.0)
+manager = tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager(4.0, 1)
+opt = tf.contrib.mixed_precision.LossScaleOptimizer(
+    tf.train.GradientDescentOptimizer(0.1), manager)
+train_op = opt.minimize(v * v,
+                        global_step=tf.train.get_or_create_global_step())
+with tf.train.MonitoredTrainingSession(
+    hooks=[hooks.LossScaleLogger(), hooks.GraphLogger()]) as sess:
+  for _ in range(2):
+    sess.run(train_op)
+print(json.dumps({"scales": hooks.SCALES}))
+"""
+
+
+class ByNameFetchTest(_Case):
+  """A hook that fetches 'loss_scale:0' needs ref variables.
+
+  Under TF 2 behaviour, `disable_eager_execution()` included, the name is
+  the resource variable's handle, and the step died with TypeError. The
+  report said nothing of the hook's file: none of its names is Session
+  code, and the entry script already turns graph mode on.
+  """
+
+  def _convert_tree(self):
+    tree = os.path.join(self.tmp, "tree")
+    os.mkdir(tree)
+    for name, source in (("hooks.py", _HOOKS_SOURCE),
+                         ("main.py", _HOOK_MAIN_SOURCE)):
+      with open(os.path.join(tree, name), "w") as f:
+        f.write(source)
+    out = os.path.join(self.tmp, "out")
+    report_path = os.path.join(self.tmp, "report.txt")
+    proc = _upgrade("--intree", tree, "--outtree", out, "--reportfile",
+                    report_path, "--tf_upgrade_v2")
+    self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+    with open(report_path, encoding="utf-8") as f:
+      return out, f.read()
+
+  def test_flagged_in_the_hook_file_and_the_advice_runs(self):
+    out, report = self._convert_tree()
+    section = _section(report, "Before you run it")
+    what = "the loss scale's variable fetched by name ('loss_scale:0')"
+    self.assertIn("  - {}: 1 file, 2 uses (first: hooks.py)".format(what),
+                  section)
+    self.assertEqual(_ready(report), (1, 2))
+    fix = _blocker(report, what)
+    self.assertIn("`disable_eager_execution()` is not enough", fix)
+    main = os.path.join(out, "main.py")
+    proc = util.run_python([main], cwd=out)
+    self.assertNotEqual(proc.returncode, 0)  # As the report says.
+    self.assertIn("TypeError", proc.stderr)
+    # The advice: disable_v2_behavior() once, right after the import.
+    self.assertIn("Call `tf.compat.v1.disable_v2_behavior()` once, right "
+                  "after TensorFlow is imported, in the program's entry "
+                  "script", fix)
+    with open(main, encoding="utf-8") as f:
+      code = f.read()
+    code = code.replace("import tensorflow as tf\n",
+                        "import tensorflow as tf\n"
+                        "tf.compat.v1.disable_v2_behavior()\n", 1)
+    with open(main, "w", encoding="utf-8") as f:
+      f.write(code)
+    # The scale after each step: 4 * 2 (one good step raises it), then 16.
+    self.assertEqual(util.last_json(util.run_python([main], cwd=out)),
+                     {"scales": [8.0, 16.0]})
+    # Once the program does it, the hook file is no longer flagged for it.
+    # (TF 2.15's tf_upgrade_v2 renames `tf.train.SessionRunHook` to
+    # `tf.estimator.SessionRunHook`, which is then flagged as Estimator.)
+    proc = _upgrade("--intree", out, "--dry_run")
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertNotIn(what, proc.stdout)
+    with open(os.path.join(out, "hooks.py"), encoding="utf-8") as f:
+      renamed = "tf.estimator.SessionRunHook" in f.read()
+    self.assertEqual(_ready(proc.stdout), (1, 2) if renamed else (2, 2))
 
 
 if __name__ == "__main__":

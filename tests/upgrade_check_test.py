@@ -329,6 +329,27 @@ class CheckTest(absltest.TestCase):
     self.assertStartsWith(result.stdout,
                           "proj/pkg/clean.py:1:1: error: could not be read")
 
+  def test_a_link_that_cannot_be_followed_fails_the_check(self):
+    # Not dangling and not a loop: following it fails (here its target's
+    # name is too long), so what it leads to is unknown and may be code.
+    # The check must not pass a tree it could not read whole.
+    pkg = os.path.join(self.work, "proj", "pkg")
+    link = os.path.join(pkg, "far.py")
+    os.symlink("x" * 300 + ".py", link)
+    result = _run(["--check", "proj/pkg/clean.py", "proj/pkg"], self.work)
+    self.assertEqual(result.returncode, 1, result.stderr)
+    errors = [l for l in result.stdout.splitlines() if ": error: " in l]
+    self.assertTrue(any(l.startswith("proj/pkg/far.py:1:1: error: ") and
+                        "cannot be followed" in l for l in errors), errors)
+    # Alone in a clean directory, it is the only finding.
+    clean = os.path.join(self.work, "clean")
+    os.mkdir(clean)
+    os.symlink("y" * 300, os.path.join(clean, "far.py"))
+    result = _run(["--check", "clean"], self.work)
+    self.assertEqual(result.returncode, 1, result.stderr)
+    self.assertLen(result.stdout.splitlines(), 1, result.stdout)
+    self.assertIn("could not be checked", result.stderr)
+
   def test_flags_that_write_are_usage_errors(self):
     before = _state(self.work)
     for flags, named in ((["--outtree", "out"], "--outtree"),

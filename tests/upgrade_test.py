@@ -233,9 +233,11 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
        "rewritten code runs.",),
       ("models/layers_train.py\n",),
       ("  uses tf.layers x1 (line 21): on TensorFlow 2.16 and later "
-       "`tf.compat.v1.layers` needs tf-keras (pip install "
-       "'contrib_mixed_precision[legacy-keras]') and TF_USE_LEGACY_KERAS=1 "
-       "set before TensorFlow is imported\n",),
+       "`tf.compat.v1.layers` needs tf-keras of your TensorFlow's version, "
+       "`pip install --no-deps 'tf-keras~=2.N.0'` for your TensorFlow 2.N "
+       "(`--no-deps`: tf-keras requires the `tensorflow` package, and with "
+       "`tensorflow-cpu` pip would install a second TensorFlow), and "
+       "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported\n",),
       ("legacy/not_utf8.py: NOT CONVERTED: invalid UTF-8 at line 6 (byte "
        "0xe9); copied unchanged. It mentions `tf.contrib.mixed_precision`, "
        "which was NOT converted",),
