@@ -51,12 +51,15 @@ class Environment:
     requirements: repository-relative path of its requirements file.
     extra_setup: repository-relative path of scripts/extra_setup_<name>.sh,
       or None when there is none.
-    exclude: repository-relative test files its suite leaves out.
+    exclude: repository-relative test files it leaves out: its suite's
+      `exclude`, less its own `include`.
     note: free text for the README table ("with Estimator and Horovod").
     python: the Python it runs on, e.g. "3.13".
     debian: the Debian suite whose chroot provides that Python
       (scripts/chroot_env.sh), e.g. "trixie"; None for the host's Python.
     tf_package: the pinned distribution, "tensorflow-cpu" or "tf-nightly".
+    include: test files its suite leaves out that it runs all the same (the
+      slow upgrade tests are spread over the host's environments this way).
   """
   name: str
   tf_version: str
@@ -68,6 +71,7 @@ class Environment:
   python: str
   debian: str | None = None
   tf_package: str = "tensorflow-cpu"
+  include: tuple[str, ...] = ()
 
   @property
   def prerelease(self):
@@ -92,12 +96,14 @@ class Matrix:
       `bazel_suite` excludes).
     environments: the environments, in file order.
     suites: {suite name: description}.
+    suite_exclude: {suite name: the test files it leaves out}.
   """
   python: str
   bazel_env: str
   bazel_exclude: tuple[str, ...]
   environments: tuple[Environment, ...]
   suites: dict
+  suite_exclude: dict = dataclasses.field(default_factory=dict)
 
   def get(self, name):
     """Returns the environment called `name`; KeyError if there is none."""
@@ -179,7 +185,14 @@ def load(repo=_REPO):
     extra_setup = os.path.join("scripts", "extra_setup_{}.sh".format(name))
     # Not checked for existence here (Bazel's runfiles hold only what a test
     # declares); tests/ci_matrix_test.py checks it.
-    exclude = tuple(suites[suite].get("exclude", ()))
+    include = tuple(entry.get("include", ()))
+    suite_exclude = tuple(suites[suite].get("exclude", ()))
+    extra = [t for t in include if t not in suite_exclude]
+    if extra:
+      fail("environment {!r} includes {}, which its suite {!r} runs "
+           "anyway; `include` is for files the suite leaves out.".format(
+               name, ", ".join(extra), suite))
+    exclude = tuple(t for t in suite_exclude if t not in include)
     python = str(entry.get("python", data["python"]))
     debian = entry.get("debian")
     if not re.fullmatch(r"3\.\d+", python):
@@ -202,6 +215,7 @@ def load(repo=_REPO):
                      if os.path.exists(os.path.join(repo, extra_setup))
                      else None),
         exclude=exclude,
+        include=include,
         note=entry.get("note", "")))
   if not environments:
     fail("no environments.")
@@ -217,7 +231,9 @@ def load(repo=_REPO):
                     suites[data["bazel_suite"]].get("exclude", ())),
                 environments=tuple(environments),
                 suites={k: v.get("description", "") for k, v in
-                        suites.items()})
+                        suites.items()},
+                suite_exclude={k: tuple(v.get("exclude", ())) for k, v in
+                               suites.items()})
 
 
 def label(matrix, name):
@@ -226,9 +242,11 @@ def label(matrix, name):
     env = matrix.get(matrix.bazel_env)
     return "bazel (TF {} from {})".format(env.tf_version, env.requirements)
   env = matrix.get(name)
-  return "{} (TF {}{}, {} suite)".format(
+  return "{} (TF {}{}, {} suite{})".format(
       env.name, env.tf_version,
-      ", Python {}".format(env.python) if env.debian else "", env.suite)
+      ", Python {}".format(env.python) if env.debian else "", env.suite,
+      " + {}".format(", ".join(os.path.basename(t) for t in env.include))
+      if env.include else "")
 
 
 def names(matrix):
