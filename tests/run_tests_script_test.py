@@ -517,7 +517,7 @@ class UvEnvTest(absltest.TestCase):
       readme = f.read()
     for name in ("uv", "UV_DEFAULT_INDEX", "UV_INDEX", "SSL_CERT_FILE",
                  "UV_SYSTEM_CERTS", "scripts/uv_env.py", "CMP_SKIP_HOROVOD"):
-      self.assertIn(name, readme)
+      self.assertTrue(name in readme, msg="README.md does not name " + name)
 
 
 if __name__ == "__main__":
