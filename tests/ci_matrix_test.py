@@ -81,6 +81,9 @@ def _run_noxfile(cmp_envs=None, calls=(), probe=_PROBE, env=None):
     env = dict(os.environ, PYTHONPATH=tmp,
                CMP_CACHE_DIR=os.path.join(tmp, "cache"), **(env or {}))
     env.pop("CMP_ENVS", None)
+    # Set by noxfile.py for the run these tests are in.
+    for k in ("CMP_FUZZ_ROUNDS", "CMP_FUZZ_FILES", "CMP_FUZZ_SEED"):
+      env.pop(k, None)
     if cmp_envs is not None:
       env["CMP_ENVS"] = cmp_envs
     proc = subprocess.run(
@@ -284,7 +287,7 @@ class NoxfileTest(parameterized.TestCase):
     self.assertCountEqual(spread, [
         "tests/upgrade_advice_test.py", "tests/upgrade_notebook_test.py",
         "tests/upgrade_runs_test.py", "tests/upgrade_slim_test.py",
-        "tests/upgrade_tf_upgrade_v2_test.py",
+        "tests/upgrade_test.py", "tests/upgrade_tf_upgrade_v2_test.py",
         "tests/upgrade_walkthrough_test.py"])
 
   def test_fuzz_runs_one_round_a_host_environment_with_its_own_seed(self):
@@ -298,6 +301,7 @@ class NoxfileTest(parameterized.TestCase):
     self.assertEqual(rc, 0, msg=out)
     host = [e.name for e in _MATRIX.environments if not e.debian]
     self.assertEqual({out[n]["CMP_FUZZ_ROUNDS"] for n in host}, {"1"})
+    self.assertEqual({out[n]["CMP_FUZZ_FILES"] for n in host}, {"40"})
     self.assertLen({out[n]["CMP_FUZZ_SEED"] for n in host}, len(host))
     for env in _FULL:
       self.assertEqual(out[env.name], {})
@@ -394,9 +398,11 @@ class MatrixFileTest(parameterized.TestCase):
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
     self.assertEqual(row, [
         "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
-        "(tf-nightly {} on Python 3.11, core suite) |".format(
+        "(tf-nightly {} on Python 3.11, core suite + `upgrade_test.py`) "
+        "|".format(
             nightly.tf_version)])
-    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"', "")
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n'
+          'include = ["tests/upgrade_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
