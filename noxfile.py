@@ -50,6 +50,7 @@ import nox
 REPO = pathlib.Path(os.path.abspath(__file__)).parent
 sys.path.insert(0, str(REPO / "scripts"))
 import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
+import uv_env  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 MATRIX = ci_matrix.load(str(REPO))
 CACHE = pathlib.Path(os.environ.get("CMP_CACHE_DIR") or
@@ -97,6 +98,21 @@ def _summarize(line):
 # change to it rebuilds the cached virtualenvs.
 _INSTALL_RECIPE = b"uv pip install --no-deps --compile-bytecode"
 
+_UV_ENV = []  # Read from pip's configuration once per run.
+
+
+def uv_install_env():
+  """The variables uv installs with: pip's index, proxy and certificates.
+
+  uv reads neither pip.conf nor PIP_* variables; scripts/uv_env.py maps
+  what `pip config list` (this interpreter's pip, the one that installed
+  nox) reports onto uv's variables, so that uv works wherever pip does.
+  """
+  if not _UV_ENV:
+    _UV_ENV.append(dict(uv_env.uv_environment(uv_env.pip_config()),
+                        UV_CACHE_DIR=str(CACHE / "uv")))
+  return dict(_UV_ENV[0])
+
 
 def _requirements_key(env):
   """What a virtualenv is bound to: its lock file, the interpreter, and how
@@ -135,7 +151,7 @@ def _prepare_venv(session, env):
     session.run(str(pathlib.Path(sys.executable).with_name("uv")), "pip",
                 "install", "--no-deps", "--compile-bytecode", "--python",
                 str(venv / "bin/python"), "-r", str(REPO / env.requirements),
-                external=True, env={"UV_CACHE_DIR": str(CACHE / "uv")})
+                external=True, env=uv_install_env())
     out = session.run("python", "-m", "pip", "check", silent=True,
                       success_codes=[0, 1])
     broken = [l for l in out.splitlines()
@@ -225,6 +241,23 @@ def pytest_args(env, posargs):
           "-n", "auto", "--dist", "loadscope"] + targets + args
 
 
+def fuzz_settings(env):
+  """tests/upgrade_fuzz_test.py's rounds and seed in a host environment.
+
+  Every host environment runs the fuzz test (it needs no TensorFlow), one
+  round of 40 files each, and each its own seed: together they try more
+  files than the default three rounds of 100 in one place, at about a
+  seventh of the time each (issue 43). The full suites keep the test's
+  defaults. A value set by the user wins.
+  """
+  if env.debian:
+    return {}
+  names = [e.name for e in MATRIX.environments] + ["bazel"]
+  settings = {"CMP_FUZZ_ROUNDS": "1", "CMP_FUZZ_FILES": "40",
+              "CMP_FUZZ_SEED": str(20261125 + 1000 * names.index(env.name))}
+  return {k: os.environ.get(k, v) for k, v in settings.items()}
+
+
 def _junit_counts(junit):
   """'N passed, M failed, ...' from pytest's JUnit XML; None if absent."""
   try:
@@ -246,9 +279,12 @@ def _junit_counts(junit):
 
 def _label(env):
   """The environment as the summary names it."""
-  return "{} (TF {}{}, {} suite)".format(
-      env.name, env.tf_version,
-      ", Python {}".format(env.python) if env.debian else "", env.suite)
+  return ci_matrix.label(MATRIX, env.name)
+
+
+def _failed(error):
+  """The summary's word for a session that raised `error`."""
+  return "INTERRUPTED" if isinstance(error, KeyboardInterrupt) else "FAIL"
 
 
 @nox.session
@@ -274,10 +310,11 @@ def tests(session, env):
       session.run(
           "python", "-m", "pytest", "--junitxml=" + str(junit),
           *pytest_args(env, session.posargs),
-          env={"CMP_TEST_ENV": env.name, "CMP_EXPECT_INSTALLED": "1"})
+          env=dict(fuzz_settings(env), CMP_TEST_ENV=env.name,
+                   CMP_EXPECT_INSTALLED="1"))
       status = "PASS"
-    except BaseException:
-      status = "FAIL"
+    except BaseException as e:
+      status = _failed(e)
       raise
     finally:
       session.chdir(REPO)
@@ -285,6 +322,9 @@ def tests(session, env):
       status = "{} ({})".format(status, counts)
       shutil.rmtree(run_dir, ignore_errors=True)
   finally:
+    if isinstance(sys.exc_info()[1], KeyboardInterrupt) and (
+        status.startswith("FAIL (setup")):
+      status = "INTERRUPTED (during setup)"
     _summarize("{}: {} [{:.0f}s]".format(label, status,
                                          time.monotonic() - start))
 
@@ -316,9 +356,21 @@ def chroot_tests(session, env):
   label = _label(env)
   status = "FAIL (setup failed; see above)"
   try:
-    # The uv of requirements/nox.txt installs the lock, as for the host.
+    missing = ci_matrix.missing_prerequisite(MATRIX, env.name)
+    if missing:
+      status = "FAIL ({}; to run it: {})".format(*missing)
+      session.error("{} {}; to run it: {}".format(env.name, *missing))
+    if not shutil.which("debootstrap", path=os.environ.get("PATH", "") +
+                        ":/usr/sbin:/sbin"):
+      # Root, on a Debian machine (else `missing` said so): install it.
+      session.run("bash", str(REPO / "scripts" / "install_system_deps.sh"),
+                  external=True)
+    # The uv of requirements/nox.txt installs the lock, as for the host, and
+    # with pip's index and certificates (scripts/chroot_env.sh passes the
+    # UV_* variables into the chroot).
     build_env = dict(os.environ, CMP_CACHE_DIR=str(CACHE),
-                     CMP_UV=str(pathlib.Path(sys.executable).with_name("uv")))
+                     CMP_UV=str(pathlib.Path(sys.executable).with_name("uv")),
+                     **uv_install_env())
     session.log("chroot for {}: Debian {}, Python {}".format(
         env.name, env.debian, env.python))
     proc = subprocess.run(
@@ -349,14 +401,17 @@ def chroot_tests(session, env):
           run_env=[("CMP_TEST_ENV", env.name), ("CMP_EXPECT_INSTALLED", "1")],
           chdir=run_dir)
       status = "PASS"
-    except BaseException:
-      status = "FAIL"
+    except BaseException as e:
+      status = _failed(e)
       raise
     finally:
       counts = _junit_counts(junit) or "pytest did not finish"
       status = "{} ({})".format(status, counts)
       shutil.rmtree(run_dir, ignore_errors=True)
   finally:
+    if isinstance(sys.exc_info()[1], KeyboardInterrupt) and (
+        status.startswith("FAIL (setup")):
+      status = "INTERRUPTED (during setup)"
     _summarize("{}: {} [{:.0f}s]".format(label, status,
                                          time.monotonic() - start))
 
@@ -372,8 +427,7 @@ def bazel(session):
   """Bazel's targets, with the TensorFlow of `bazel_env` first on PATH."""
   start = time.monotonic()
   env = MATRIX.get(MATRIX.bazel_env)
-  label = "bazel (TF {} from requirements/{}.txt)".format(env.tf_version,
-                                                         env.name)
+  label = ci_matrix.label(MATRIX, "bazel")
   status = "FAIL (setup failed; see above)"
   try:
     venv = _prepare_venv(session, env)
@@ -387,9 +441,11 @@ def bazel(session):
       session.run("bash", str(REPO / "scripts" / "install_system_deps.sh"),
                   external=True)
     if shutil.which("bazel") is None:
-      status = "FAIL (bazel not installed)"
-      session.error("bazel not found, and scripts/install_system_deps.sh did "
-                    "not install it.")
+      reason, enable = ci_matrix.missing_prerequisite(MATRIX, "bazel") or (
+          "`bazel` is not installed", "sudo scripts/install_system_deps.sh")
+      status = "FAIL ({}; to run it: {})".format(reason, enable)
+      session.error("{}, and scripts/install_system_deps.sh did not install "
+                    "it; to run it: {}".format(reason, enable))
     # Bazel's autodetecting Python toolchain runs the first `python3` on
     # PATH, and .bazelrc passes PATH through to the tests.
     run_env = dict(os.environ, VIRTUAL_ENV=str(venv),
@@ -397,7 +453,10 @@ def bazel(session):
     session.log("bazel build //... && bazel test {} (Python: {})".format(
         " ".join(bazel_targets(MATRIX)[1:]), venv / "bin/python"))
     executed, rc = None, 0
-    for command in (["build", "//..."], ["test"] + bazel_targets(MATRIX)):
+    fuzz = ["--test_env={}={}".format(k, v) for k, v in
+            fuzz_settings(env).items()]
+    for command in (["build", "//..."],
+                    ["test"] + fuzz + bazel_targets(MATRIX)):
       proc = subprocess.Popen(["bazel"] + command, cwd=REPO, env=run_env,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
@@ -415,5 +474,8 @@ def bazel(session):
     if rc != 0:
       session.error("bazel {} failed (exit status {})".format(command[0], rc))
   finally:
+    if isinstance(sys.exc_info()[1], KeyboardInterrupt) and (
+        status.startswith("FAIL (setup")):
+      status = "INTERRUPTED (during setup)"
     _summarize("{}: {} [{:.0f}s]".format(label, status,
                                          time.monotonic() - start))

@@ -45,6 +45,11 @@ Environment:
   CMP_DEBIAN_MIRROR  Debian mirror (default: http://deb.debian.org/debian)
   CMP_UV             the uv binary copied into the root (default: `uv` on
                      PATH)
+  UV_DEFAULT_INDEX, UV_INDEX, UV_FIND_LINKS, UV_INDEX_STRATEGY,
+  UV_INSECURE_HOST, UV_HTTP_TIMEOUT, UV_NO_INDEX, UV_SYSTEM_CERTS,
+  HTTPS_PROXY, HTTP_PROXY
+                     passed to uv in the root (remote locations only);
+                     noxfile.py sets them from pip's configuration
 EOF
 }
 
@@ -165,6 +170,34 @@ done
 exit "$status"
 INNER
 
+# uv reads no pip.conf: noxfile.py passes pip's index, proxy and certificate
+# settings as UV_* variables (scripts/uv_env.py), and they go into the root
+# as `--env` options. A local index or find-links directory of the host is
+# not inside the root, so only remote locations go in.
+uv_settings() {
+  local var value loc sep kept
+  UV_SETTINGS=()
+  for var in UV_DEFAULT_INDEX UV_INDEX UV_FIND_LINKS UV_INDEX_STRATEGY \
+             UV_INSECURE_HOST UV_HTTP_TIMEOUT UV_NO_INDEX UV_SYSTEM_CERTS \
+             HTTPS_PROXY HTTP_PROXY; do
+    value="${!var:-}"
+    [[ -n "$value" ]] || continue
+    case "$var" in
+      UV_DEFAULT_INDEX|UV_INDEX|UV_FIND_LINKS)
+        kept=()
+        for loc in ${value//,/ }; do
+          [[ "$loc" == *://* && "$loc" != file:* ]] && kept+=("$loc")
+        done
+        sep=" "
+        [[ "$var" == UV_FIND_LINKS ]] && sep=","
+        value="$(IFS="$sep"; echo "${kept[*]:-}")"
+        ;;
+    esac
+    [[ -n "$value" ]] && UV_SETTINGS+=(--env "$var=$value")
+  done
+  return 0
+}
+
 cmd_build() {
   [[ $# -eq 4 ]] || { usage >&2; exit 2; }
   local name="$1" suite="$2" python="$3" lock="$4"
@@ -224,6 +257,7 @@ cmd_build() {
   fi
   cp "$uv" "$part/usr/local/bin/uv"
   cp "$lock" "$part/opt/requirements.txt"
+  uv_settings
   local have
   have="$(enter "$part" -- python3 -c \
           'import sys; print("%d.%d" % sys.version_info[:2])')"
@@ -233,7 +267,8 @@ cmd_build() {
   log "installing $(basename "$lock") into $VENV (Python $have)"
   mkdir -p "$CACHE/uv"
   # uv's download cache is the host's, shared with the other environments.
-  enter "$part" --bind "$CACHE/uv" --env UV_CACHE_DIR="$CACHE/uv" -- \
+  enter "$part" --bind "$CACHE/uv" --env UV_CACHE_DIR="$CACHE/uv" \
+    "${UV_SETTINGS[@]}" -- \
     sh -c "python3 -m venv $VENV && uv pip install -q --no-deps \
              --compile-bytecode --python $VENV/bin/python \
              -r /opt/requirements.txt"

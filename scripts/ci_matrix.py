@@ -3,7 +3,9 @@
 """Reads the CI test matrix, `requirements/environments.toml`.
 
 One reader for everything that needs the matrix: `noxfile.py` (the sessions),
-`scripts/gen_compat_table.py` (the README table) and `tests/version_test.py`.
+`scripts/gen_compat_table.py` (the README table), `tests/version_test.py`,
+and `scripts/run_tests.sh`, which asks it which environments this machine can
+run (`plan`) before it starts nox.
 An environment's TensorFlow version is read from the `tensorflow-cpu==` (or,
 for TensorFlow's next release, `tf-nightly==`) pin of its requirements file,
 so nothing can name a version CI does not install.
@@ -12,14 +14,18 @@ Standard library only (`tomllib`; on Python 3.9 and 3.10, which lack it, its
 forerunner `tomli`, which pytest brings); it never imports TensorFlow or the
 package.
 
-  python scripts/ci_matrix.py   # prints the environments, one per line
+  python scripts/ci_matrix.py        # prints the environments, one a line
+  python scripts/ci_matrix.py plan [--env NAMES]
+      # what scripts/run_tests.sh will run here, skip, or fail, and why
 """
 
 from __future__ import annotations  # `str | None` on Python 3.9.
 
+import argparse
 import dataclasses
 import os
 import re
+import shutil
 import sys
 
 try:
@@ -45,12 +51,15 @@ class Environment:
     requirements: repository-relative path of its requirements file.
     extra_setup: repository-relative path of scripts/extra_setup_<name>.sh,
       or None when there is none.
-    exclude: repository-relative test files its suite leaves out.
+    exclude: repository-relative test files it leaves out: its suite's
+      `exclude`, less its own `include`.
     note: free text for the README table ("with Estimator and Horovod").
     python: the Python it runs on, e.g. "3.13".
     debian: the Debian suite whose chroot provides that Python
       (scripts/chroot_env.sh), e.g. "trixie"; None for the host's Python.
     tf_package: the pinned distribution, "tensorflow-cpu" or "tf-nightly".
+    include: test files its suite leaves out that it runs all the same (the
+      slow upgrade tests are spread over the host's environments this way).
   """
   name: str
   tf_version: str
@@ -62,6 +71,7 @@ class Environment:
   python: str
   debian: str | None = None
   tf_package: str = "tensorflow-cpu"
+  include: tuple[str, ...] = ()
 
   @property
   def prerelease(self):
@@ -86,12 +96,14 @@ class Matrix:
       `bazel_suite` excludes).
     environments: the environments, in file order.
     suites: {suite name: description}.
+    suite_exclude: {suite name: the test files it leaves out}.
   """
   python: str
   bazel_env: str
   bazel_exclude: tuple[str, ...]
   environments: tuple[Environment, ...]
   suites: dict
+  suite_exclude: dict = dataclasses.field(default_factory=dict)
 
   def get(self, name):
     """Returns the environment called `name`; KeyError if there is none."""
@@ -173,7 +185,14 @@ def load(repo=_REPO):
     extra_setup = os.path.join("scripts", "extra_setup_{}.sh".format(name))
     # Not checked for existence here (Bazel's runfiles hold only what a test
     # declares); tests/ci_matrix_test.py checks it.
-    exclude = tuple(suites[suite].get("exclude", ()))
+    include = tuple(entry.get("include", ()))
+    suite_exclude = tuple(suites[suite].get("exclude", ()))
+    extra = [t for t in include if t not in suite_exclude]
+    if extra:
+      fail("environment {!r} includes {}, which its suite {!r} runs "
+           "anyway; `include` is for files the suite leaves out.".format(
+               name, ", ".join(extra), suite))
+    exclude = tuple(t for t in suite_exclude if t not in include)
     python = str(entry.get("python", data["python"]))
     debian = entry.get("debian")
     if not re.fullmatch(r"3\.\d+", python):
@@ -196,6 +215,7 @@ def load(repo=_REPO):
                      if os.path.exists(os.path.join(repo, extra_setup))
                      else None),
         exclude=exclude,
+        include=include,
         note=entry.get("note", "")))
   if not environments:
     fail("no environments.")
@@ -211,11 +231,163 @@ def load(repo=_REPO):
                     suites[data["bazel_suite"]].get("exclude", ())),
                 environments=tuple(environments),
                 suites={k: v.get("description", "") for k, v in
-                        suites.items()})
+                        suites.items()},
+                suite_exclude={k: tuple(v.get("exclude", ())) for k, v in
+                               suites.items()})
 
 
-def main():
-  matrix = load()
+def label(matrix, name):
+  """The environment `name` (or "bazel") as the run's summary names it."""
+  if name == "bazel":
+    env = matrix.get(matrix.bazel_env)
+    return "bazel (TF {} from {})".format(env.tf_version, env.requirements)
+  env = matrix.get(name)
+  return "{} (TF {}{}, {} suite{})".format(
+      env.name, env.tf_version,
+      ", Python {}".format(env.python) if env.debian else "", env.suite,
+      " + {}".format(", ".join(os.path.basename(t) for t in env.include))
+      if env.include else "")
+
+
+def names(matrix):
+  """Every name `scripts/run_tests.sh --env` accepts, in the run's order."""
+  return [e.name for e in matrix.environments] + ["bazel"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+  """What one run does with one environment.
+
+  Attributes:
+    name: the environment, or "bazel".
+    action: "run"; "skip" (a prerequisite is missing, and the environment was
+      neither named with `--env` nor is this CI); or "fail" (a prerequisite
+      is missing, and it was named, or this is CI, where nothing is skipped).
+    reason: for "skip" and "fail", what is missing.
+    enable: for "skip" and "fail", the command that makes it run.
+  """
+  name: str
+  action: str
+  reason: str = ""
+  enable: str = ""
+
+
+def _tool(which, name):
+  """`name`'s path, looking in sbin too (not on every user's PATH)."""
+  return which(name) or which(name, path="/usr/sbin:/sbin")
+
+
+def missing_prerequisite(matrix, name, uid=None, which=shutil.which):
+  """What environment `name` needs and this machine lacks.
+
+  An environment on the host's Python needs nothing but the Python that
+  runs this. A chroot environment needs root (debootstrap, mount and chroot
+  do) and debootstrap; `bazel` needs bazel. A missing tool is no obstacle
+  for root on a Debian machine: the session installs it with
+  scripts/install_system_deps.sh.
+
+  Args:
+    matrix: the matrix, from `load`.
+    name: an environment of `names(matrix)`.
+    uid: the user id to judge for (default: this process's).
+    which: `shutil.which`, or a stand-in.
+
+  Returns:
+    None when it can run; else (reason, command that enables it).
+  """
+  uid = os.getuid() if uid is None else uid
+  installs = uid == 0 and _tool(which, "apt-get") is not None
+  if name == "bazel":
+    tools = {"bazel": "bazel-bootstrap"}
+  else:
+    env = matrix.get(name)
+    if not env.debian:
+      return None
+    if uid != 0:
+      return ("needs root: it builds and enters a Debian {} chroot for "
+              "Python {} (debootstrap, mount and chroot need root); this is "
+              "uid {}".format(env.debian, env.python, uid),
+              "sudo scripts/run_tests.sh --env {}".format(name))
+    tools = {"debootstrap": "debootstrap", "unshare": "util-linux",
+             "chroot": "coreutils", "findmnt": "util-linux",
+             "flock": "util-linux"}
+  lacking = [t for t in tools if _tool(which, t) is None]
+  if not lacking or installs:
+    return None
+  packages = sorted({tools[t] for t in lacking})
+  listed = ", ".join("`{}`".format(t) for t in lacking)
+  if _tool(which, "apt-get") is None:
+    enable = "install {} with this system's package manager".format(listed)
+  elif set(packages) <= {"bazel-bootstrap", "debootstrap"}:
+    enable = "sudo scripts/install_system_deps.sh"
+  else:
+    enable = "sudo apt-get install {}".format(" ".join(packages))
+  return ("{} not installed".format(
+      listed + (" is" if len(lacking) == 1 else " are")), enable)
+
+
+def _ci():
+  """True under CI (`CI=true`, as CI services set it)."""
+  return os.environ.get("CI", "").strip().lower() not in (
+      "", "0", "false", "no")
+
+
+def plan(matrix, selected=None, ci=None, uid=None, which=shutil.which):
+  """Decides, for each environment of a run, to run, skip or fail it.
+
+  Args:
+    matrix: the matrix, from `load`.
+    selected: the names given with `--env`, in their order; None for all.
+    ci: whether this is CI (default: the `CI` variable); then nothing is
+      skipped.
+    uid, which: as for `missing_prerequisite`.
+
+  Returns:
+    A list of `Step`, one per environment, in the run's order.
+
+  Raises:
+    MatrixError: if `selected` names an unknown environment.
+  """
+  ci = _ci() if ci is None else ci
+  known = names(matrix)
+  if selected is not None:
+    unknown = [n for n in selected if n not in known]
+    if unknown:
+      raise MatrixError("unknown environment(s) {}; choose from {}.".format(
+          ", ".join(unknown), ", ".join(known)))
+  steps = []
+  for name in known if selected is None else selected:
+    missing = missing_prerequisite(matrix, name, uid=uid, which=which)
+    if missing is None:
+      steps.append(Step(name, "run"))
+    else:
+      steps.append(Step(name, "fail" if ci or selected is not None
+                        else "skip", *missing))
+  return steps
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(
+      description="Lists the CI matrix, or plans a run of it.")
+  sub = parser.add_subparsers(dest="command")
+  plan_parser = sub.add_parser(
+      "plan", help="one tab-separated line per environment: action, name, "
+      "label, reason, command that enables it")
+  plan_parser.add_argument("--env", default=None,
+                           help="comma-separated environments (default: all)")
+  args = parser.parse_args(argv)
+  try:
+    matrix = load()
+    if args.command == "plan":
+      steps = plan(matrix, args.env.split(",") if args.env else None)
+  except MatrixError as e:
+    print("ci_matrix: {}".format(e), file=sys.stderr)
+    return 2
+  if args.command == "plan":
+    for step in steps:
+      print("\t".join([step.action, step.name, label(matrix, step.name),
+                       step.reason, step.enable]))
+    return 0
   for env in matrix.environments:
     print("{}\t{} {}\tPython {}{}\t{} suite\t{}".format(
         env.name, env.tf_package, env.tf_version, env.python,

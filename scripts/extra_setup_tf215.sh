@@ -26,7 +26,8 @@ compiler (scripts/install_system_deps.sh installs them).
 Environment:
   CMP_CACHE_DIR        cache root (default: ~/.cache/contrib_mixed_precision);
                        wheels go to $CMP_CACHE_DIR/wheels/
-  CMP_SKIP_HOROVOD=1   do nothing (tests/horovod_test.py then skips)
+  CMP_SKIP_HOROVOD=1   do nothing (tests/horovod_test.py then skips, outside
+                       CI; under CI=true it fails)
   HOROVOD_VERSION      default 0.28.1
 EOF
 }
@@ -100,6 +101,13 @@ if [[ -z "$wheel" ]]; then
   log "building horovod==$HVD_VERSION against TensorFlow $tf_version" \
       "(several minutes; cached afterwards in $WHEELS)"
   build="$(mktemp -d)"
+  # pip's own build tree (173 MB) goes under $build too, and the trap
+  # removes both however this ends: Ctrl-C included. A failed build's log
+  # is kept beside the cache.
+  trap 'rm -rf "$build"' EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+  mkdir "$build/tmp"
   start=$SECONDS
   # --no-build-isolation: Horovod's setup.py imports the installed TensorFlow
   # to find its headers and ABI flags; an isolated build cannot see it.
@@ -107,12 +115,14 @@ if [[ -z "$wheel" ]]; then
   if ! HOROVOD_WITH_TENSORFLOW=1 HOROVOD_WITH_GLOO=1 HOROVOD_WITHOUT_MPI=1 \
        HOROVOD_WITHOUT_PYTORCH=1 HOROVOD_WITHOUT_MXNET=1 \
        HOROVOD_CPU_OPERATIONS=gloo \
-       MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}" \
+       MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}" TMPDIR="$build/tmp" \
        "$PY" -m pip wheel -q --no-build-isolation --no-deps \
          -w "$build" "horovod==$HVD_VERSION" >"$build/build.log" 2>&1; then
     tail -n 60 "$build/build.log" >&2
+    cp "$build/build.log" "$WHEELS/build-failed.log"
     echo "extra_setup_tf215.sh: building Horovod failed (full log:" \
-         "$build/build.log). Set CMP_SKIP_HOROVOD=1 to skip it." >&2
+         "$WHEELS/build-failed.log). Set CMP_SKIP_HOROVOD=1 to skip it" \
+         "(then tests/horovod_test.py skips, outside CI)." >&2
     exit 1
   fi
   log "built in $((SECONDS - start)) s"
@@ -122,6 +132,7 @@ if [[ -z "$wheel" ]]; then
   mv "$WHEELS/.tmp-$(basename "$built")" "$WHEELS/$(basename "$built")"
   wheel="$WHEELS/$(basename "$built")"
   rm -rf "$build"
+  trap - EXIT INT TERM
 else
   log "reusing cached wheel $wheel"
 fi

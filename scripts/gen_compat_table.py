@@ -111,9 +111,11 @@ def table_rows(version_module, matrix):
 
   def runs(envs, package=False):
     return "; ".join(
-        "{}{} on Python {}, {} suite{}".format(
+        "{}{} on Python {}, {} suite{}{}".format(
             e.tf_package + " " if package else "", e.tf_version, e.python,
-            e.suite, " " + e.note if e.note else "")
+            e.suite, "".join(" + `{}`".format(os.path.basename(t))
+                             for t in e.include),
+            " " + e.note if e.note else "")
         for e in envs)
 
   major = low[0]

@@ -7,8 +7,9 @@
 # matrix of noxfile.py: for each TensorFlow environment of
 # requirements/environments.toml a cached virtualenv, the package installed
 # from a wheel built once per run, and pytest from outside the source tree;
-# then `bazel test //...`. This script only bootstraps nox and translates
-# options; the matrix itself is in noxfile.py.
+# then `bazel test //...`. This script only bootstraps nox, translates
+# options, and leaves out (SKIP) the environments this machine cannot run
+# (scripts/ci_matrix.py decides); the matrix itself is in noxfile.py.
 set -euo pipefail
 
 usage() {
@@ -28,6 +29,8 @@ Options:
                   default: all. `python3 scripts/ci_matrix.py` lists them.
                   tf215_py39 and tf221_py313 run in Debian chroots
                   (scripts/chroot_env.sh; needs root).
+  --plan          print what a run would do here (run, SKIP or FAIL each
+                  environment, and why) and exit; installs nothing
   --setup-only    create/refresh the virtualenvs and print their paths
   --venv-path ENV print the virtualenv path of ENV (creating it if missing)
   -k EXPR         pass `-k EXPR` to pytest (select tests by name)
@@ -39,7 +42,21 @@ Environment:
   PYTHON          the Python 3.11 that runs nox and makes the virtualenvs
                   (default: python3); the chroots bring their own
 
-Exit status is non-zero if any environment failed.
+An environment whose prerequisites this machine lacks is skipped: the
+Debian chroots need root (and debootstrap), `bazel` needs bazel. The summary
+names each skipped one, why, and the command that runs it. An environment
+named with --env is never skipped, and neither is any under CI=true: a
+missing prerequisite then fails it.
+
+Ctrl-C stops the run, prints the summary so far and removes its temporary
+files.
+
+uv, not pip, installs the environments' locks; it is given pip's index,
+extra indexes, find-links, proxy and certificate (pip config list), so a
+machine where pip works needs no uv configuration (see README.md).
+
+Exit status: 0 when every environment that ran passed (skipped ones do not
+count); 1 when one failed; 130 after Ctrl-C; 2 for a usage error.
 EOF
 }
 
@@ -48,11 +65,13 @@ export CMP_CACHE_DIR="${CMP_CACHE_DIR:-$HOME/.cache/contrib_mixed_precision}"
 PYTHON="${PYTHON:-python3}"
 PYTEST_ARGS=()
 VENV_PATH_OF=""
+PLAN_ONLY=0
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --env) export CMP_ENVS="$2"; shift 2 ;;
     --env=*) export CMP_ENVS="${1#*=}"; shift ;;
+    --plan) PLAN_ONLY=1; shift ;;
     --setup-only) export CMP_SETUP_ONLY=1; shift ;;
     --venv-path) VENV_PATH_OF="$2"; shift 2 ;;
     -k) PYTEST_ARGS+=(-k "$2"); shift 2 ;;
@@ -70,6 +89,43 @@ have="$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
 if [[ "$have" != "$want" ]]; then
   echo "run_tests.sh: the matrix is built with Python $want, but" \
        "PYTHON=$PYTHON is Python $have. Set PYTHON to a Python $want." >&2
+  exit 2
+fi
+
+if [[ -n "$VENV_PATH_OF" ]]; then
+  if [[ "$VENV_PATH_OF" == *,* ]]; then
+    echo "run_tests.sh: --venv-path takes one environment." >&2
+    exit 2
+  fi
+  export CMP_ENVS="$VENV_PATH_OF" CMP_SETUP_ONLY=1
+fi
+
+# What this machine can run: one line per environment, "ACTION<tab>NAME
+# <tab>LABEL<tab>REASON<tab>COMMAND", ACTION being run, skip or fail.
+plan="$("$PYTHON" "$REPO/scripts/ci_matrix.py" plan \
+        ${CMP_ENVS:+--env "$CMP_ENVS"})" || exit 2
+RUN=() NOT_RUN=()
+status=0
+while IFS=$'\t' read -r action name label reason enable; do
+  case "$action" in
+    run) RUN+=("$name") ;;
+    skip) NOT_RUN+=("$label: SKIP ($reason; to run it: $enable)") ;;
+    fail) NOT_RUN+=("$label: FAIL ($reason; to run it: $enable)")
+          status=1 ;;
+  esac
+  if [[ "$PLAN_ONLY" == 1 ]]; then
+    case "$action" in
+      run) echo "$label: run" ;;
+      *) echo "${NOT_RUN[-1]}" ;;
+    esac
+  elif [[ "$action" != run ]]; then
+    echo "[run_tests] ${NOT_RUN[-1]}" >&2
+  fi
+done <<< "$plan"
+if [[ "$PLAN_ONLY" == 1 ]]; then
+  exit "$status"
+fi
+if [[ -n "$VENV_PATH_OF" && "$status" != 0 ]]; then
   exit 2
 fi
 
@@ -94,20 +150,35 @@ trap 'rm -rf "$SCRATCH"' EXIT
 export CMP_SUMMARY_FILE="$SCRATCH/summary"
 : > "$CMP_SUMMARY_FILE"
 
+# Ctrl-C reaches nox (and pytest) too, as one process group: they stop and
+# write their summary lines. The trap only keeps this script alive until
+# they have, to print the summary and remove its files.
+interrupted=0
+trap 'interrupted=1' INT TERM HUP
+
 if [[ -n "$VENV_PATH_OF" ]]; then
-  export CMP_ENVS="$VENV_PATH_OF" CMP_SETUP_ONLY=1
   export CMP_VENV_PATH_FILE="$SCRATCH/venv-path"
-  if [[ "$VENV_PATH_OF" == *,* ]]; then
-    echo "run_tests.sh: --venv-path takes one environment." >&2
-    exit 2
-  fi
-  "$NOX_VENV/bin/python" -m nox -f "$REPO/noxfile.py" >&2
+  "$NOX_VENV/bin/python" -m nox -f "$REPO/noxfile.py" >&2 || exit 1
   cat "$CMP_VENV_PATH_FILE"; echo
   exit 0
 fi
 
-status=0
-"$NOX_VENV/bin/python" -m nox -f "$REPO/noxfile.py" -- "${PYTEST_ARGS[@]}" || status=$?
+if [[ ${#RUN[@]} -gt 0 ]]; then
+  rc=0
+  CMP_ENVS="$(IFS=,; echo "${RUN[*]}")" \
+    "$NOX_VENV/bin/python" -m nox -f "$REPO/noxfile.py" \
+    -- "${PYTEST_ARGS[@]}" || rc=$?
+  [[ "$rc" == 0 ]] || status=1
+fi
+if [[ "$interrupted" == 1 ]]; then
+  # The environments nox did not reach (its own lines name theirs).
+  for name in "${RUN[@]}"; do
+    grep -q "^$name " "$CMP_SUMMARY_FILE" || echo "$name: not run" \
+      "(interrupted)" >> "$CMP_SUMMARY_FILE"
+  done
+fi
+printf '%s\n' "${NOT_RUN[@]}" >> "$CMP_SUMMARY_FILE"
+sed -i '/^$/d' "$CMP_SUMMARY_FILE"
 
 if [[ -s "$CMP_SUMMARY_FILE" ]]; then
   echo
@@ -117,5 +188,11 @@ if [[ -s "$CMP_SUMMARY_FILE" ]]; then
     echo "==== contrib_mixed_precision test summary ===="
   fi
   cat "$CMP_SUMMARY_FILE"
+  if [[ "$interrupted" == 1 ]]; then
+    echo "==== interrupted (Ctrl-C) ===="
+  fi
+fi
+if [[ "$interrupted" == 1 ]]; then
+  exit 130
 fi
 exit "$status"

@@ -71,7 +71,7 @@ _PROBE = textwrap.dedent("""\
     """)
 
 
-def _run_noxfile(cmp_envs=None, calls=()):
+def _run_noxfile(cmp_envs=None, calls=(), probe=_PROBE, env=None):
   """Imports noxfile.py under the stand-in nox; returns (returncode, out)."""
   tmp = tempfile.mkdtemp()
   try:
@@ -79,12 +79,15 @@ def _run_noxfile(cmp_envs=None, calls=()):
     with open(os.path.join(tmp, "nox", "__init__.py"), "w") as f:
       f.write(_FAKE_NOX)
     env = dict(os.environ, PYTHONPATH=tmp,
-               CMP_CACHE_DIR=os.path.join(tmp, "cache"))
+               CMP_CACHE_DIR=os.path.join(tmp, "cache"), **(env or {}))
     env.pop("CMP_ENVS", None)
+    # Set by noxfile.py for the run these tests are in.
+    for k in ("CMP_FUZZ_ROUNDS", "CMP_FUZZ_FILES", "CMP_FUZZ_SEED"):
+      env.pop(k, None)
     if cmp_envs is not None:
       env["CMP_ENVS"] = cmp_envs
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, os.path.join(_REPO, "noxfile.py"),
+        [sys.executable, "-c", probe, os.path.join(_REPO, "noxfile.py"),
          json.dumps(list(calls))],
         env=env, capture_output=True, text=True, check=False, cwd=tmp)
   finally:
@@ -232,13 +235,13 @@ class NoxfileTest(parameterized.TestCase):
   def test_core_variants_leave_out_what_the_core_suite_does(self):
     # A test file added to the core suite's exclude list (a slow or upgrade
     # test) must leave the variants too, unless a variant runs it by name.
-    core = set(next(e.exclude for e in _MATRIX.environments
-                    if e.suite == "core"))
+    core = set(_MATRIX.suite_exclude["core"])
     runs_by_name = {"core_horovod": {"tests/horovod_test.py"}}
     for env in [e for e in _MATRIX.environments
                 if e.suite not in ("full", "core")]:
       with self.subTest(env=env.name):
-        missing = core - set(env.exclude) - runs_by_name.get(env.suite, set())
+        missing = (core - set(_MATRIX.suite_exclude[env.suite]) -
+                   runs_by_name.get(env.suite, set()))
         self.assertEqual(missing, set(), "suite {!r} runs what the core "
                          "suite leaves out".format(env.suite))
 
@@ -257,6 +260,84 @@ class NoxfileTest(parameterized.TestCase):
     for env in [e for e in _MATRIX.environments if e.suite != "full"]:
       for name in core_tests:
         self.assertNotIn("tests/{}_test.py".format(name), env.exclude)
+
+  def test_every_host_environment_runs_the_upgrade_tests(self):
+    # Issue 43: a contributor without root runs only the host's
+    # environments. The upgrade tests that need no TensorFlow process run
+    # in every one; each of the others (they train what they convert) in
+    # exactly one, and all in the full suites.
+    tests_dir = os.path.join(_REPO, "tests")
+    upgrade = sorted("tests/" + f for f in os.listdir(tests_dir)
+                     if f.startswith("upgrade") and f.endswith("_test.py"))
+    self.assertGreaterEqual(len(upgrade), 15)
+    host = [e for e in _MATRIX.environments if not e.debian]
+    spread = {t for e in host for t in _MATRIX.suite_exclude[e.suite]
+              if t in upgrade}
+    for test in upgrade:
+      runs_in = [e.name for e in host if test not in e.exclude]
+      with self.subTest(test=test):
+        if test in spread:
+          self.assertLen(runs_in, 1, "{} runs in {}".format(test, runs_in))
+        else:
+          self.assertLen(runs_in, len(host))
+        for env in _FULL:
+          self.assertNotIn(test, env.exclude)
+    # The spread ones are those that start TensorFlow: a test for the
+    # command alone must not hide among them.
+    self.assertCountEqual(spread, [
+        "tests/upgrade_advice_test.py", "tests/upgrade_notebook_test.py",
+        "tests/upgrade_runs_test.py", "tests/upgrade_slim_test.py",
+        "tests/upgrade_test.py", "tests/upgrade_tf_upgrade_v2_test.py",
+        "tests/upgrade_walkthrough_test.py"])
+
+  def test_fuzz_runs_one_round_a_host_environment_with_its_own_seed(self):
+    rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
+        import json, runpy, sys
+        import nox
+        g = runpy.run_path(sys.argv[1])
+        print(json.dumps({e.name: g["fuzz_settings"](e)
+                          for e in g["MATRIX"].environments}))
+        """))
+    self.assertEqual(rc, 0, msg=out)
+    host = [e.name for e in _MATRIX.environments if not e.debian]
+    self.assertEqual({out[n]["CMP_FUZZ_ROUNDS"] for n in host}, {"1"})
+    self.assertEqual({out[n]["CMP_FUZZ_FILES"] for n in host}, {"40"})
+    self.assertLen({out[n]["CMP_FUZZ_SEED"] for n in host}, len(host))
+    for env in _FULL:
+      self.assertEqual(out[env.name], {})
+
+  def test_uv_installs_with_pips_index(self):
+    # noxfile.py's own install step, under a stand-in session: the uv
+    # command gets the index that pip's configuration names.
+    rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
+        import json, os, runpy, sys, tempfile
+        import nox
+        g = runpy.run_path(sys.argv[1])
+        calls = []
+        class Venv:
+          location = tempfile.mkdtemp()
+          def create(self):
+            pass
+        class Session:
+          virtualenv = Venv()
+          def run(self, *args, **kwargs):
+            calls.append([list(args), kwargs.get("env")])
+            return ""
+          def log(self, *args):
+            pass
+          def error(self, *args):
+            raise SystemExit(" ".join(args))
+        g["_prepare_venv"](Session(), g["MATRIX"].get("tf221"))
+        print(json.dumps(calls))
+        """), env={"PIP_INDEX_URL": "https://pypi.example.invalid/simple",
+                   "PIP_CONFIG_FILE": os.devnull})
+    self.assertEqual(rc, 0, msg=out)
+    uv = [c for c in out if c[0][1:3] == ["pip", "install"]]
+    self.assertLen(uv, 1, msg=out)
+    self.assertTrue(uv[0][0][0].endswith("/uv"))
+    self.assertEqual(uv[0][1]["UV_DEFAULT_INDEX"],
+                     "https://pypi.example.invalid/simple")
+    self.assertEqual(uv[0][1]["UV_SYSTEM_CERTS"], "1")
 
 
 class MatrixFileTest(parameterized.TestCase):
@@ -284,7 +365,8 @@ class MatrixFileTest(parameterized.TestCase):
                       text)
 
   def test_minor_without_environment_is_not_marked_tested(self):
-    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n', "")
+    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n'
+          'include = ["tests/upgrade_walkthrough_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
@@ -298,12 +380,13 @@ class MatrixFileTest(parameterized.TestCase):
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
-                  "on Python 3.11, middle suite) |", proc.stdout)
+                  "on Python 3.11, middle suite + `upgrade_runs_test.py`) |",
+                  proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
     self.assertEqual(self._gen_table("--check").returncode, 0)
-    _edit(self.toml, '[env.tf219]\nsuite = "middle"', '[env.tf219]\nsuite = '
-          '"full"')
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"', '[env.tf_nightly]\n'
+          'suite = "middle"')
     proc = self._gen_table("--check")
     self.assertEqual(proc.returncode, 1)
     self.assertIn("stale", proc.stderr)
@@ -315,9 +398,11 @@ class MatrixFileTest(parameterized.TestCase):
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
     self.assertEqual(row, [
         "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
-        "(tf-nightly {} on Python 3.11, core suite) |".format(
+        "(tf-nightly {} on Python 3.11, core suite + `upgrade_test.py`) "
+        "|".format(
             nightly.tf_version)])
-    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"', "")
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n'
+          'include = ["tests/upgrade_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
@@ -334,7 +419,8 @@ class MatrixFileTest(parameterized.TestCase):
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, core suite) |"])
+                           "CI (2.21.0 on Python 3.11, core suite + "
+                           "`upgrade_advice_test.py`) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
@@ -377,6 +463,11 @@ class MatrixFileTest(parameterized.TestCase):
        "environments"),
       ("bad_bazel_suite", "toml", 'bazel_suite = "core"',
        'bazel_suite = "fast"', "bazel_suite 'fast' is not one of the suites"),
+      ("include_what_the_suite_runs", "toml",
+       'include = ["tests/upgrade_notebook_test.py"]',
+       'include = ["tests/api_test.py"]',
+       "environment 'tf220' includes tests/api_test.py, which its suite "
+       "'core' runs anyway"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
        "requirements/tf2210.txt"),

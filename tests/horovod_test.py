@@ -20,7 +20,8 @@ fp16 compression does to a gradient below float16's range in each wrap order.
 Horovod is built only into the TF 2.15 environment (see
 `scripts/extra_setup_tf215.sh`); elsewhere this test skips. Under
 `CMP_TEST_ENV=tf215` (scripts/run_tests.sh) a missing Horovod is a failure,
-not a skip, so CI cannot pass without running it.
+not a skip, so CI cannot pass without running it; only a contributor's
+`CMP_SKIP_HOROVOD=1` outside CI makes it a skip.
 """
 
 import importlib.util
@@ -134,7 +135,11 @@ class HorovodTest(parameterized.TestCase, tf.test.TestCase):
     super().setUpClass()
     reason = _horovod_missing_reason()
     if reason is not None:
-      if os.environ.get("CMP_TEST_ENV") == "tf215":
+      # CMP_SKIP_HOROVOD=1 (scripts/extra_setup_tf215.sh builds nothing)
+      # is a contributor's choice, never CI's.
+      chose_to_skip = (os.environ.get("CMP_SKIP_HOROVOD") == "1" and
+                       os.environ.get("CI", "").lower() in ("", "0", "false"))
+      if os.environ.get("CMP_TEST_ENV") == "tf215" and not chose_to_skip:
         raise AssertionError(
             "CMP_TEST_ENV=tf215 but Horovod cannot run: " + reason +
             " Run scripts/extra_setup_tf215.sh VENV.")

@@ -526,12 +526,18 @@ class PreCommitHookTest(absltest.TestCase):
                      (0, "", ""))
 
   def test_real_pre_commit_when_installed(self):
-    # pre-commit is not in the test environments (its hook environments
-    # need the network); where it is on PATH, run it for real with the
-    # manifest's file types on a local hook.
-    pre_commit = shutil.which("pre-commit")
+    # Every lock installs pre-commit (issue 43), beside this interpreter;
+    # it runs here for real with the manifest's file types on a local hook
+    # (a `system` hook needs no network). Under CI a missing one fails.
+    pre_commit = (shutil.which("pre-commit",
+                               path=os.path.dirname(sys.executable)) or
+                  shutil.which("pre-commit"))
     git = shutil.which("git")
     if pre_commit is None or git is None:
+      if os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        self.fail("CI=true, but pre-commit (every requirements/*.txt "
+                  "installs it) or git is not installed: pre-commit={}, "
+                  "git={}".format(pre_commit, git))
       self.skipTest("pre-commit or git is not installed")
     hook = _hook()
     config = {"repos": [{"repo": "local", "hooks": [{

@@ -349,6 +349,54 @@ class VersionTest(parameterized.TestCase):
         r"(?m)^## \[(Unreleased|{})\]".format(
             re.escape(self.version["__version__"])))
 
+  def test_changelog_is_keep_a_changelog(self):
+    # Issue 43: one version section per release (this one says it is not
+    # released yet), each kind of change under one heading.
+    changelog = _read("CHANGELOG.md")
+    versions = re.findall(r"(?m)^## \[([^\]]+)\](.*)$", changelog)
+    self.assertNotEmpty(versions)
+    names = [v for v, _ in versions]
+    self.assertLen(set(names), len(names), msg=names)
+    self.assertEqual(names[0], self.version["__version__"])
+    self.assertRegex(versions[0][1], r"^ - (Unreleased|\d{4}-\d\d-\d\d)$")
+    for section in re.split(r"(?m)^## ", changelog)[1:]:
+      kinds = re.findall(r"(?m)^### (.+)$", section)
+      self.assertLen(set(kinds), len(kinds),
+                     msg="repeated headings: {}".format(kinds))
+      for kind in kinds:
+        self.assertRegex(kind, r"^(Added|Changed|Deprecated|Removed|Fixed|"
+                         r"Security)\b")
+
+  def test_prose_does_not_restate_which_environment_runs_which_suite(self):
+    # Which suite each environment runs is generated from the matrix into
+    # the README's compatibility notes. Elsewhere the README and the
+    # CHANGELOG point there: a restated "2.15 and 2.21 run every test file"
+    # went stale when the suites changed (issue 43). Only the chroot
+    # environments' Pythons (3.9, 3.13) may be named with the full suite,
+    # which each of them runs.
+    matrix = _ci_matrix()["load"](_REPO)
+    full_only = {e.python for e in matrix.environments if e.suite == "full"}
+    self.assertTrue(all(e.debian for e in matrix.environments
+                        if e.suite == "full"))
+    readme = _read("README.md")
+    start = readme.index("<!-- compat-table:start -->")
+    end = readme.index("<!-- compat-table:end -->")
+    texts = {"README.md": readme[:start] + readme[end:],
+             "CHANGELOG.md": _read("CHANGELOG.md")}
+    claim = re.compile(r"\b(runs?|with) (the (full|core|middle|core_horovod) "
+                       r"suites?|every test file)\b|, the (full|core) suite")
+    for name, text in texts.items():
+      for sentence in re.split(r"(?<=[.;])\s+", " ".join(text.split())):
+        if not claim.search(sentence):
+          continue
+        with self.subTest(file=name, sentence=sentence[:120]):
+          self.assertTrue(
+              "suite" not in claim.search(sentence).group(0)
+              or "full" not in sentence
+              or any("Python " + p in sentence for p in full_only),
+              msg="{} restates a suite: {!r}".format(name, sentence))
+          self.assertNotIn("every test file", claim.search(sentence).group(0))
+
   def test_installed_wheel_matches_version_py(self):
     if os.environ.get("CMP_EXPECT_INSTALLED") != "1":
       self.skipTest("Runs only against the installed wheel "
