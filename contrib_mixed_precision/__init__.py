@@ -43,6 +43,8 @@ from contrib_mixed_precision.alias import install_alias
 from contrib_mixed_precision.graph_keys import GraphKeys
 from contrib_mixed_precision.hooks import LossScaleHook
 from contrib_mixed_precision.hooks import LossScaleStuckError
+from contrib_mixed_precision.keras_loss_scale_optimizer import (
+    KerasLossScaleOptimizer)
 from contrib_mixed_precision.loss_scale import ExponentialUpdateLossScale
 from contrib_mixed_precision.loss_scale_manager import (
     ExponentialUpdateLossScaleManager)
@@ -55,6 +57,7 @@ __all__ = [
     "ExponentialUpdateLossScaleManager",
     "FixedLossScaleManager",
     "GraphKeys",
+    "KerasLossScaleOptimizer",
     "LossScaleHook",
     "LossScaleManager",
     "LossScaleOptimizer",
