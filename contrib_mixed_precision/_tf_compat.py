@@ -287,3 +287,19 @@ def keras_loss_scale_optimizer_bases(keras) -> KerasBases:
   v3 = getattr(module, "LossScaleOptimizerV3", None)
   return KerasBases(None, None, legacy, keras.optimizers.legacy.Optimizer,
                     v3, keras.optimizers.Optimizer, (public,))
+
+
+def create_keras_legacy_optimizer_weights(optimizer, var_list) -> None:
+  """Creates a Keras 2 legacy (`OptimizerV2`) optimizer's variables now.
+
+  Why private: `OptimizerV2` creates its `iterations`, hyperparameters and
+  slots inside its `apply_gradients`, and a `KerasLossScaleOptimizer` calls
+  that inside the branch of the cond that skips non-finite steps. Under a
+  `tf.distribute` strategy in a `tf.function`, variables first created in
+  a cond branch fail to initialise (their initial value is a placeholder of
+  the branch). `_create_all_weights(var_list)` is the method `OptimizerV2`
+  itself calls to create them (Keras 2.15, tf-keras 2.15 to 2.21), and
+  Keras' own LossScaleOptimizer delegates it the same way.
+  """
+  with tf.init_scope():
+    optimizer._create_all_weights(var_list)  # pylint: disable=protected-access

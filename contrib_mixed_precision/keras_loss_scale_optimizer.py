@@ -654,6 +654,10 @@ class _Keras2Legacy(_Keras2Common):
   def apply_gradients(self, grads_and_vars, name=None,
                       experimental_aggregate_gradients=True):
     """Applies unscaled gradients unless the policy skips the step."""
+    grads_and_vars = list(grads_and_vars)
+    # The inner optimizer's variables, outside any cond branch.
+    _tf_compat.create_keras_legacy_optimizer_weights(
+        self._optimizer, [v for g, v in grads_and_vars if g is not None])
     return self._apply_keras2(
         grads_and_vars,
         {"name": name,
