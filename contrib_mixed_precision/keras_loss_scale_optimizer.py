@@ -16,6 +16,7 @@ optimizer belongs to, so that Keras' `compile` accepts it and, under a
 `mixed_float16` policy, does not wrap it a second time.
 """
 
+import importlib
 import sys
 from typing import Any, List, Optional
 
@@ -271,7 +272,8 @@ class KerasLossScaleOptimizer(object):
       # Plain attributes: Keras' trackers must not add checkpoint names.
       object.__setattr__(self, name, value)
     source = self._loss_scale_source()
-    if isinstance(source, tf.__internal__.tracking.Trackable):
+    if isinstance(source, tf.compat.v1.mixed_precision.LossScale):
+      # TF 2.0-2.2's name for it (a user's manager has no state to save).
       _tf_compat.track_trackable(self, source, "loss_scale")
 
   # -- Flavour hooks (defined by each Keras' subclass) ----------------------
@@ -472,20 +474,17 @@ class KerasLossScaleOptimizer(object):
 
 def _serialize(optimizer):
   keras = _keras_package(optimizer)
-  return keras.optimizers.serialize(optimizer)
+  return {"keras": keras.__name__,
+          "config": keras.optimizers.serialize(optimizer)}
 
 
 def _deserialize(config, custom_objects):
-  if not isinstance(config, dict):
-    return config
-  module = config.get("module") or ""
-  # Keras 3 writes `module`; Keras 2 does not.
-  name = "keras" if module.startswith("keras") else (
-      "tf_keras" if "tf_keras" in sys.modules and
-      sys.modules["tensorflow"].keras.__name__.startswith("tf_keras") else
-      "keras")
-  keras = __import__(name)
-  return keras.optimizers.deserialize(config, custom_objects=custom_objects)
+  """The inner optimizer, by the Keras package that serialized it."""
+  if not isinstance(config, dict) or "keras" not in config:
+    return config  # An optimizer object given in place of its config.
+  keras = importlib.import_module(config["keras"])
+  return keras.optimizers.deserialize(config["config"],
+                                      custom_objects=custom_objects)
 
 
 _LOSS_SCALE_CLASSES = {
@@ -602,11 +601,7 @@ class _Keras2Common(KerasLossScaleOptimizer):
         optimizer, dynamic=False, initial_scale=1.0)
 
   def _keras_inner(self):
-    return self._optimizer
-
-  @property
-  def inner_optimizer(self):
-    return self._optimizer
+    return self.inner_optimizer
 
   @property
   def initial_scale(self):
@@ -630,7 +625,7 @@ class _Keras2Common(KerasLossScaleOptimizer):
     grads_and_vars = [
         (g, v) for g, v in grads_and_vars if g is not None]
     if not grads_and_vars:
-      return self._optimizer.apply_gradients([], **options)
+      return self.inner_optimizer.apply_gradients([], **options)
     if tf.distribute.in_cross_replica_context():
       raise ValueError("apply_gradients() must be called in a replica "
                        "context.")
@@ -657,14 +652,14 @@ class _Keras2Legacy(_Keras2Common):
     grads_and_vars = list(grads_and_vars)
     # The inner optimizer's variables, outside any cond branch.
     _tf_compat.create_keras_legacy_optimizer_weights(
-        self._optimizer, [v for g, v in grads_and_vars if g is not None])
+        self.inner_optimizer, [v for g, v in grads_and_vars if g is not None])
     return self._apply_keras2(
         grads_and_vars,
         {"name": name,
          "experimental_aggregate_gradients": experimental_aggregate_gradients})
 
   def _inner_apply(self, grads, variables, options):
-    return self._optimizer.apply_gradients(list(zip(grads, variables)),
+    return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
                                            **options)
 
 
@@ -677,11 +672,11 @@ class _Keras2(_Keras2Common):
     grads_and_vars = list(grads_and_vars)
     with tf.init_scope():
       # The inner optimizer's variables, outside any cond branch.
-      self._optimizer.build([v for _, v in grads_and_vars])
+      self.inner_optimizer.build([v for _, v in grads_and_vars])
     options = dict(kwargs)
     options["skip_gradients_aggregation"] = skip_gradients_aggregation
     return self._apply_keras2(grads_and_vars, options)
 
   def _inner_apply(self, grads, variables, options):
-    return self._optimizer.apply_gradients(list(zip(grads, variables)),
+    return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
                                            **options)

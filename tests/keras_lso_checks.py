@@ -475,12 +475,11 @@ class CheckpointChecks(_Case):
     # `current_loss_scale` (float32) and `good_steps` (int64), and the inner
     # optimizer as `base_optimizer`. Built here with those names.
     old_optimizer = tf.Module()
-    old_optimizer.loss_scale = _MP.DynamicLossScale(2.**15, 4, 2.)
+    old_optimizer.loss_scale = _MP.DynamicLossScale(256., 4, 2.)
     old_optimizer.base_optimizer = tf.Module()
     old_optimizer.base_optimizer.iter = tf.Variable(7, dtype=tf.int64)
-    weights = old_optimizer.loss_scale._weights  # pylint: disable=protected-access
-    for (name, _), variable in weights.items():
-      variable.assign({"current_loss_scale": 256., "good_steps": 3}[name])
+    for _ in range(3):  # good_steps: 3 of the period of 4.
+      old_optimizer.loss_scale.update([tf.constant(1.)])
     path = tf.train.Checkpoint(optimizer=old_optimizer).save(
         os.path.join(self.get_temp_dir(), "tf2x"))
     names = [n for n, _ in tf.train.list_variables(path)]
@@ -519,6 +518,18 @@ class ApiChecks(_Case):
     self.assertEqual(2.**15, float(tf.convert_to_tensor(opt.loss_scale)))
     self.assertEqual(2.**15, opt.loss_scale.numpy())
     self.assertFalse(opt.skipped_steps_advance_iterations)
+    # The configuration rebuilds the same policy around the same optimizer.
+    for loss_scale in (_MP.DynamicLossScale(4., 3, 4.), 8,
+                       mp.ExponentialUpdateLossScaleManager(16, 2)):
+      opt = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR), loss_scale,
+                                       skipped_steps_advance_iterations=True)
+      config = opt.get_config()
+      clone = mp.KerasLossScaleOptimizer.from_config(config)
+      self.assertIs(type(opt), type(clone))
+      self.assertIs(type(opt.inner_optimizer), type(clone.inner_optimizer))
+      self.assertEqual(config["loss_scale"], clone.get_config()["loss_scale"])
+      self.assertTrue(clone.skipped_steps_advance_iterations)
+      self.assertEqual(float(opt.loss_scale), float(clone.loss_scale))
 
   def check_bad_inputs_say_what_to_do(self):
     keras, legacy = _keras("tf_keras_default")
