@@ -66,6 +66,10 @@ class MirroredStrategyTest(checks.MirroredStrategyChecks):
   def test_fit_two_replicas_matches_tf20(self, keras_name):
     self.check_fit_two_replicas_matches_tf20(keras_name)
 
+  @parameterized.named_parameters(*checks.named(checks.ALL_KERASES))
+  def test_custom_loop_two_replicas_matches_tf20(self, keras_name):
+    self.check_fit_two_replicas_matches_tf20(keras_name, loop="tf2")
+
 
 if __name__ == "__main__":
   tf.test.main()

@@ -564,12 +564,12 @@ _MIRRORED_PROGRAM = "keras_lso_mirrored.py"
 class MirroredStrategyChecks(_Case):
   """`fit` under `MirroredStrategy` on 2 logical CPUs (a subprocess each)."""
 
-  def check_fit_two_replicas_matches_tf20(self, keras_name):
+  def check_fit_two_replicas_matches_tf20(self, keras_name, loop="fit"):
     keras, legacy = _keras(keras_name)
     del keras
     output = program_util.run_program(
         _MIRRORED_PROGRAM, keras_name.replace("_legacy", ""),
-        "legacy" if legacy else "new", timeout=240)
+        "legacy" if legacy else "new", loop, timeout=240)
     result = json.loads(output.strip().splitlines()[-1])
     self.assertEqual(2, result["replicas"])
     poison = result["poison"]

@@ -11,9 +11,12 @@ must skip it together.
 Prints one JSON line: the data, each step's scale, `iterations` and
 replica 0's kernel, and replica 1's kernel at the end.
 
-Usage: python keras_lso_mirrored.py KERAS FAMILY
+Usage: python keras_lso_mirrored.py KERAS FAMILY [LOOP]
   KERAS: tf_keras_default (`tf.keras`) or tf_keras_package (`tf_keras`);
-  FAMILY: new or legacy (Keras 2's `optimizers.legacy`).
+  FAMILY: new or legacy (Keras 2's `optimizers.legacy`);
+  LOOP: fit (default), or tf2: a custom loop, `strategy.run` in a
+    `tf.function`, with TF 2.x's `get_scaled_loss` /
+    `get_unscaled_gradients` and `apply_gradients` in each replica.
 """
 
 import json
@@ -43,7 +46,7 @@ def batches():
   return w0, result
 
 
-def main(keras_name, family):
+def main(keras_name, family, loop="fit"):
   cpu = tf.config.list_physical_devices("CPU")[0]
   tf.config.set_logical_device_configuration(
       cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
@@ -62,10 +65,10 @@ def main(keras_name, family):
     opt = mp.KerasLossScaleOptimizer(
         sgd, tf.compat.v1.mixed_precision.DynamicLossScale(2.**10, 2, 4.))
 
-    def loss(y_true, y_pred):
+    def loss_fn(y_true, y_pred):
       return tf.square(y_pred - y_true)
 
-    model.compile(optimizer=opt, loss=loss)
+    model.compile(optimizer=opt, loss=loss_fn)
 
   def local_kernels():
     kernel = layer.kernel
@@ -86,8 +89,32 @@ def main(keras_name, family):
 
   x = np.concatenate([bx for bx, _ in data])
   y = np.concatenate([by for _, by in data])
-  model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0,
-            callbacks=[Record()])
+  if loop == "fit":
+    model.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0,
+              callbacks=[Record()])
+  else:
+    model(x[:4])  # Builds the layer's kernel.
+    replicas = strategy.num_replicas_in_sync
+
+    def replica_step(bx, by):
+      with tf.GradientTape() as tape:
+        # Each replica's share of the global mean: the replicas' gradients
+        # are summed.
+        loss = tf.reduce_mean(loss_fn(by, model(bx))) / replicas
+        scaled = opt.get_scaled_loss(loss)
+      grads = tape.gradient(scaled, model.trainable_variables)
+      grads = opt.get_unscaled_gradients(grads)
+      opt.apply_gradients(zip(grads, model.trainable_variables))
+
+    @tf.function
+    def step(bx, by):
+      strategy.run(replica_step, args=(bx, by))
+
+    dataset = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+    record = Record()
+    for bx, by in strategy.experimental_distribute_dataset(dataset):
+      step(bx, by)
+      record.on_train_batch_end(0)
   print(json.dumps({
       "replicas": strategy.num_replicas_in_sync,
       "poison": POISON,
