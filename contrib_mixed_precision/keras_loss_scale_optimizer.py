@@ -18,7 +18,7 @@ optimizer belongs to, so that Keras' `compile` accepts it and, under a
 
 import importlib
 import sys
-from typing import Any, List, Optional
+from typing import Any, List
 
 import tensorflow as tf
 
@@ -62,7 +62,7 @@ class _LossScaleValue(object):
     self._optimizer = optimizer
 
   def __call__(self) -> tf.Tensor:
-    """The current scale as a scalar float32 tensor (TF 2.0's `loss_scale()`)."""
+    """The current scale, a scalar float32 tensor (TF 2.0's `loss_scale()`)."""
     return self._optimizer._current_scale()  # pylint: disable=protected-access
 
   def numpy(self):

@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""`KerasLossScaleOptimizer` under every other Keras here, and `MirroredStrategy`.
+"""`KerasLossScaleOptimizer` under the other Kerases, and `MirroredStrategy`.
 
 The full suites' share (tests/keras_loss_scale_optimizer_test.py runs the
 default `tf.keras` in the core suite): the same checks under tf-keras

@@ -461,7 +461,8 @@ class CheckpointChecks(_Case):
     path = tf.train.Checkpoint(optimizer=first).save(
         os.path.join(self.get_temp_dir(), "ckpt"))
     second = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR), make())
-    tf.train.Checkpoint(optimizer=second).restore(path).assert_existing_objects_matched()
+    status = tf.train.Checkpoint(optimizer=second).restore(path)
+    status.assert_existing_objects_matched()
     self.assertEqual(expected[4][0], float(second.loss_scale))
     # The counters came back too: the rest continues the whole run's
     # trajectory (w restarts, so only the scale is compared).
