@@ -30,6 +30,10 @@ The modules, in the order a training step's data flows through them:
 * `graph_keys`, then `hooks`: what a step files for observers, and
   `LossScaleHook`, which reads it.
 
+For Keras: `keras_loss_scale_optimizer`, `KerasLossScaleOptimizer`, a
+Keras optimizer that runs a TF 2.0 `LossScale`, a number, `'dynamic'` or a
+TF 1.15 manager with that policy's numbers in `fit` and custom loops.
+
 Beside the flow: `version` (the supported TensorFlow range), `_tf_compat`
 (the only private TensorFlow use), `_validation` (one rule for arguments)
 and `alias` (the opt-in `tf.contrib.mixed_precision` alias).
@@ -43,6 +47,8 @@ from contrib_mixed_precision.alias import install_alias
 from contrib_mixed_precision.graph_keys import GraphKeys
 from contrib_mixed_precision.hooks import LossScaleHook
 from contrib_mixed_precision.hooks import LossScaleStuckError
+from contrib_mixed_precision.keras_loss_scale_optimizer import (
+    KerasLossScaleOptimizer)
 from contrib_mixed_precision.loss_scale import ExponentialUpdateLossScale
 from contrib_mixed_precision.loss_scale_manager import (
     ExponentialUpdateLossScaleManager)
@@ -55,6 +61,7 @@ __all__ = [
     "ExponentialUpdateLossScaleManager",
     "FixedLossScaleManager",
     "GraphKeys",
+    "KerasLossScaleOptimizer",
     "LossScaleHook",
     "LossScaleManager",
     "LossScaleOptimizer",

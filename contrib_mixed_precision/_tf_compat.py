@@ -21,6 +21,7 @@ because TF's object-based checkpointing asks every object with
 already reports them (its checkpoint test fails if TF changes this).
 """
 
+import collections
 import sys
 import warnings
 
@@ -262,3 +263,60 @@ def called_from_keras_tf_optimizer(max_depth: int = 8) -> bool:
     if cls.__name__ == "TFOptimizer" and "keras" in cls.__module__:
       return True
   return False
+
+
+class KerasBases(collections.namedtuple("KerasBases", [
+    "keras3", "keras3_optimizer", "legacy", "legacy_optimizer", "v3",
+    "v3_optimizer", "wrapper_classes"])):
+  """One Keras package's LossScaleOptimizer classes and optimizer bases.
+
+  Under Keras 3, `keras3` is `keras.optimizers.LossScaleOptimizer` and
+  `keras3_optimizer` its `Optimizer`; under Keras 2 (tf-keras, Keras 2.15),
+  `legacy` and `v3` are the LossScaleOptimizer subclasses for legacy
+  (`OptimizerV2`) and new optimizers. Absent classes are None.
+  """
+
+
+def keras_loss_scale_optimizer_bases(keras) -> KerasBases:
+  """The classes a Keras optimizer of the package `keras` must extend.
+
+  Why private: Keras 2 (tf-keras, and TF 2.15's Keras) exports only
+  `BaseLossScaleOptimizer` (as `keras.mixed_precision.LossScaleOptimizer`),
+  whose metaclass builds one of two unexported subclasses, one per optimizer
+  family. `Model.compile` wraps any optimizer that is not a
+  `BaseLossScaleOptimizer` under a `mixed_float16` policy, and the inner
+  optimizer's family decides which subclass applies its gradients, so this
+  package's optimizer must extend the unexported class itself. They live in
+  the module that defines `BaseLossScaleOptimizer`, under the names
+  `LossScaleOptimizer` and `LossScaleOptimizerV3`, in Keras 2.15 and every
+  tf-keras from 2.15 to 2.21.
+
+  Args:
+    keras: The imported `keras` or `tf_keras` package.
+  """
+  public = keras.mixed_precision.LossScaleOptimizer
+  major = int(str(getattr(keras, "__version__", "3")).split(".")[0])
+  if major >= 3:
+    return KerasBases(public, keras.optimizers.Optimizer, None, None, None,
+                      None, (public,))
+  module = sys.modules[public.__module__]
+  legacy = getattr(module, "LossScaleOptimizer", None)
+  v3 = getattr(module, "LossScaleOptimizerV3", None)
+  return KerasBases(None, None, legacy, keras.optimizers.legacy.Optimizer,
+                    v3, keras.optimizers.Optimizer, (public,))
+
+
+def create_keras_legacy_optimizer_weights(optimizer, var_list) -> None:
+  """Creates a Keras 2 legacy (`OptimizerV2`) optimizer's variables now.
+
+  Why private: `OptimizerV2` creates its `iterations`, hyperparameters and
+  slots inside its `apply_gradients`, and a `KerasLossScaleOptimizer` calls
+  that inside the branch of the cond that skips non-finite steps. Under a
+  `tf.distribute` strategy in a `tf.function`, variables first created in
+  a cond branch fail to initialise (their initial value is a placeholder of
+  the branch). `_create_all_weights(var_list)` is the method `OptimizerV2`
+  itself calls to create them (Keras 2.15, tf-keras 2.15 to 2.21), and
+  Keras' own LossScaleOptimizer delegates it the same way.
+  """
+  with tf.init_scope():
+    optimizer._create_all_weights(var_list)  # pylint: disable=protected-access

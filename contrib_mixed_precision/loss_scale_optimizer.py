@@ -123,11 +123,14 @@ _KERAS_UNSCALED_MESSAGE = (
     "the wrapper `model.compile` puts around a tf.compat.v1.train optimizer. "
     "In eager mode and in `fit`'s tf.function, Keras differentiates the "
     "unscaled loss itself and passes only the gradients on, so the loss "
-    "would never be scaled and float16 gradients would underflow. Either run "
-    "the Keras program in graph mode, calling "
-    "`tf.compat.v1.disable_eager_execution()` at its start (Keras then calls "
-    "`compute_gradients`, which scales the loss), or compile with a Keras "
-    "optimizer wrapped in `tf.keras.mixed_precision.LossScaleOptimizer` "
+    "would never be scaled and float16 gradients would underflow. To train "
+    "with `fit` and keep this manager's TF 1.15 policy, compile with "
+    "`contrib_mixed_precision.KerasLossScaleOptimizer(opt, manager)`, where "
+    "`opt` is the matching Keras optimizer (for example "
+    "`tf.keras.optimizers.SGD(lr)` for GradientDescentOptimizer(lr)) and "
+    "`manager` this LossScaleOptimizer's manager. Or run the Keras program "
+    "in graph mode, calling `tf.compat.v1.disable_eager_execution()` at its "
+    "start (Keras then calls `compute_gradients`, which scales the loss) "
     "(docs/migration.md, \"Keras\").")
 
 
@@ -269,7 +272,9 @@ class LossScaleOptimizer(_V1Optimizer):
       hint = ""
       if isinstance(opt, tf.Module) or "keras" in type(opt).__module__:
         hint = (" For a Keras optimizer use "
-                "`tf.keras.mixed_precision.LossScaleOptimizer` instead.")
+                "`contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
+                "loss_scale_manager)` instead, which keeps the manager's "
+                "policy in Keras.")
       raise TypeError(
           "`opt` must be a tf.compat.v1.train.Optimizer, but got {!r} of type "
           "{}.{}".format(opt, type(opt).__name__, hint))

@@ -15,6 +15,7 @@ EXPECTED_ALL = [
     "ExponentialUpdateLossScaleManager",
     "FixedLossScaleManager",
     "GraphKeys",
+    "KerasLossScaleOptimizer",
     "LossScaleHook",
     "LossScaleManager",
     "LossScaleOptimizer",

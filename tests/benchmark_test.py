@@ -481,5 +481,32 @@ def _control_ancestors(op):
   return seen
 
 
+class KerasFitBenchmarkTest(tf.test.TestCase):
+  """`python -m benchmarks.keras_fit` (issue 42): it runs and reports."""
+
+  def test_quick_run_reports_every_mode(self):
+    path = os.path.join(tempfile.mkdtemp(), "keras_fit.json")
+    result = _run("--rounds", "6", "--steps", "2", "--width", "8",
+                  "--modes", "eager,jit", "--json", path,
+                  module="benchmarks.keras_fit")
+    self.assertEqual(result.returncode, 0, result.stderr[-3000:])
+    self.assertIn("ours - keras_lso", result.stdout)
+    with open(path) as f:
+      data = json.load(f)
+    self.assertEqual(["eager", "jit"], sorted(data["modes"]))
+    for row in data["modes"].values():
+      self.assertEqual({"bare", "keras_lso", "ours"}, set(row["median_ms"]))
+      for samples in row["samples_ms"].values():
+        self.assertLen(samples, 6)
+      paired = row["ours_minus_keras_lso_points"]
+      self.assertTrue(math.isfinite(paired["median"]))
+      self.assertLen(paired["ci95"], 2)
+
+  def test_bad_mode_is_refused(self):
+    result = _run("--modes", "graph", module="benchmarks.keras_fit")
+    self.assertEqual(result.returncode, 2)
+    self.assertIn("is not eager, function or jit", result.stderr)
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -70,8 +70,8 @@ class KerasFitTest(tf.test.TestCase, parameterized.TestCase):
             result.get("weights")))
     self.assertIn("LossScaleOptimizer", result["error"])
     self.assertIn("disable_eager_execution()", result["error"])
-    self.assertIn("tf.keras.mixed_precision.LossScaleOptimizer",
-                  result["error"])
+    self.assertIn("contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
+                  "manager)", result["error"])
 
 
 if __name__ == "__main__":

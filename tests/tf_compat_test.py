@@ -153,5 +153,44 @@ class TfCompatTest(tf.test.TestCase):
     self.assertEqual([True, False], seen)
 
 
+  def test_keras_loss_scale_optimizer_bases(self):
+    kerases = [tf.keras]
+    if importlib.util.find_spec("tf_keras") is not None:
+      kerases.append(importlib.import_module("tf_keras"))
+    for keras in kerases:
+      bases = _tf_compat.keras_loss_scale_optimizer_bases(keras)
+      public = keras.mixed_precision.LossScaleOptimizer
+      self.assertEqual((public,), bases.wrapper_classes)
+      if bases.keras3 is not None:
+        self.assertIs(public, bases.keras3)
+        self.assertIsInstance(keras.optimizers.SGD(), bases.keras3_optimizer)
+        continue
+      # Keras 2: the unexported subclasses the metaclass builds, one per
+      # optimizer family.
+      self.assertIs(bases.legacy,
+                    type(public(keras.optimizers.legacy.SGD())))
+      self.assertIs(bases.v3, type(public(keras.optimizers.SGD())))
+      self.assertTrue(issubclass(bases.legacy, public))
+      self.assertTrue(issubclass(bases.v3, public))
+
+  def test_create_keras_legacy_optimizer_weights(self):
+    package = importlib.import_module(
+        tf.keras.optimizers.SGD.__module__.split(".")[0])
+    # Keras 2 (TF 2.15's tf.keras) and tf-keras have legacy optimizers.
+    kerases = [] if package.__version__.startswith("3") else [tf.keras]
+    if importlib.util.find_spec("tf_keras") is not None:
+      kerases.append(importlib.import_module("tf_keras"))
+    checked = []
+    for keras in kerases:
+      opt = keras.optimizers.legacy.SGD(0.1, momentum=0.9)
+      var = tf.Variable([1.0, 2.0])
+      _tf_compat.create_keras_legacy_optimizer_weights(opt, [var])
+      checked.append(keras)
+      # Created before any apply: iterations, the hyperparameters, the slot.
+      self.assertEqual(0, int(opt.iterations.numpy()))
+      self.assertIsNotNone(opt.get_slot(var, "momentum"))
+    self.assertNotEmpty(checked)  # Every environment has a Keras 2.
+
+
 if __name__ == "__main__":
   tf.test.main()

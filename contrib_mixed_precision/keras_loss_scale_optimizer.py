@@ -1,0 +1,682 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""A Keras `LossScaleOptimizer` for every loss-scale policy legacy code had.
+
+TF 2.0 to 2.8's `tf.keras.mixed_precision.experimental.LossScaleOptimizer`
+took a TF2 `LossScale` (any `DynamicLossScale` multiplier, a scale that
+never drops below 1, a fixed scale that applies non-finite steps),
+`'dynamic'` or a number, and did not advance `iterations` on a skipped
+step. None of today's Keras classes (Keras 3, tf-keras, Keras 2.15) keeps
+those numbers (DESIGN.md, contract 16). `KerasLossScaleOptimizer` does, and
+it also takes this package's TF 1.15 managers, so Estimator and Session code
+that moves to `Model.fit` keeps TF 1.15's policy.
+
+It is an instance of the Keras `LossScaleOptimizer` of the Keras its inner
+optimizer belongs to, so that Keras' `compile` accepts it and, under a
+`mixed_float16` policy, does not wrap it a second time.
+"""
+
+import importlib
+import sys
+from typing import Any, List
+
+import tensorflow as tf
+
+from contrib_mixed_precision import _tf_compat
+from contrib_mixed_precision import _validation
+from contrib_mixed_precision import loss_scale_manager as manager_lib
+from contrib_mixed_precision import replica_consensus
+from contrib_mixed_precision import skip_decision
+
+_FixedLossScale = tf.compat.v1.mixed_precision.FixedLossScale
+
+_LOSS_SCALE_KINDS = (
+    "a tf.compat.v1.mixed_precision.LossScale (DynamicLossScale, "
+    "FixedLossScale), the string 'dynamic', a number >= 1, or a "
+    "contrib_mixed_precision LossScaleManager")
+
+
+class _KeepWhole(object):
+  """Carries values through `call_for_each_replica` without unwrapping.
+
+  A strategy hands each replica its own component of a mirrored variable;
+  the inner Keras optimizer wants the mirrored variables themselves.
+  """
+
+  def __init__(self, value):
+    self.value = value
+
+
+class _LossScaleValue(object):
+  """What `optimizer.loss_scale` returns: the current scale, both ways.
+
+  TF 2.0 to 2.3 returned the `LossScale` object, so logging code calls it:
+  `float(optimizer.loss_scale())`. TF 2.4+ returned the scale as a tensor:
+  `float(optimizer.loss_scale)`, `optimizer.loss_scale.numpy()`,
+  `tf.summary.scalar('loss_scale', optimizer.loss_scale)`. This object
+  answers all of them. Other attributes are the wrapped `LossScale`'s (or
+  manager's): `optimizer.loss_scale.get_config()`.
+  """
+
+  def __init__(self, optimizer):
+    self._optimizer = optimizer
+
+  def __call__(self) -> tf.Tensor:
+    """The current scale, a scalar float32 tensor (TF 2.0's `loss_scale()`)."""
+    return self._optimizer._current_scale()  # pylint: disable=protected-access
+
+  def numpy(self):
+    return self().numpy()
+
+  def __float__(self):
+    return float(self())
+
+  def __mul__(self, other):
+    return self() * other
+
+  def __rmul__(self, other):
+    return other * self()
+
+  def __truediv__(self, other):
+    return self() / other
+
+  def __rtruediv__(self, other):
+    return other / self()
+
+  def __getattr__(self, name):
+    if name.startswith("__"):
+      raise AttributeError(name)
+    optimizer = self.__dict__["_optimizer"]
+    return getattr(optimizer._loss_scale_source(), name)  # pylint: disable=protected-access
+
+  def __repr__(self):
+    try:
+      value = float(self)
+    except (TypeError, ValueError, tf.errors.OpError):  # A graph tensor.
+      value = "(symbolic)"
+    return "<loss_scale {} of {!r}>".format(
+        value, self._optimizer._loss_scale_source())  # pylint: disable=protected-access
+
+
+tf.register_tensor_conversion_function(
+    _LossScaleValue,
+    lambda value, dtype=None, name=None, as_ref=False: tf.cast(
+        value(), dtype or tf.float32))
+
+
+def _keras_package(optimizer):
+  """The Keras package (`keras` or `tf_keras`) `optimizer`'s class is from."""
+  for klass in type(optimizer).__mro__:
+    root = klass.__module__.split(".")[0]
+    if root in ("keras", "tf_keras") and root in sys.modules:
+      return sys.modules[root]
+  return None
+
+
+def _refuse_optimizer(optimizer):
+  """Raises the TypeError for an `optimizer` that is not a Keras optimizer."""
+  if isinstance(optimizer, tf.compat.v1.train.Optimizer):
+    hint = ("A tf.compat.v1.train optimizer takes "
+            "`contrib_mixed_precision.LossScaleOptimizer(opt, manager)`; for "
+            "Keras' `fit`, pass a Keras optimizer here instead (for example "
+            "`tf.keras.optimizers.SGD`).")
+  else:
+    hint = "Pass an optimizer such as `tf.keras.optimizers.SGD(0.1)`."
+  raise _validation.invalid(
+      TypeError, "optimizer",
+      "a Keras optimizer (Keras 3, tf-keras or Keras 2.15)", optimizer, hint)
+
+
+def _flavour_class(optimizer):
+  """The subclass for `optimizer`'s Keras: its base is that Keras' LSO."""
+  keras = _keras_package(optimizer)
+  if keras is None:
+    _refuse_optimizer(optimizer)
+  bases = _tf_compat.keras_loss_scale_optimizer_bases(keras)
+  if isinstance(optimizer, bases.wrapper_classes):
+    raise _validation.invalid(
+        TypeError, "optimizer", "an optimizer without loss scaling",
+        optimizer,
+        "It is already a LossScaleOptimizer: pass its `inner_optimizer` "
+        "instead, so that the loss is scaled once.")
+  if bases.keras3 is not None and isinstance(optimizer,
+                                             bases.keras3_optimizer):
+    mixin, base = _Keras3, bases.keras3
+  elif bases.legacy is not None and isinstance(optimizer,
+                                               bases.legacy_optimizer):
+    mixin, base = _Keras2Legacy, bases.legacy
+  elif bases.v3 is not None and isinstance(optimizer, bases.v3_optimizer):
+    mixin, base = _Keras2, bases.v3
+  else:
+    _refuse_optimizer(optimizer)
+  key = (mixin, base)
+  if key not in _CLASSES:
+    _CLASSES[key] = type(
+        mixin.__name__.lstrip("_") + "KerasLossScaleOptimizer", (mixin, base),
+        {"__module__": __name__, "__qualname__": "KerasLossScaleOptimizer"})
+  return _CLASSES[key]
+
+
+_CLASSES = {}
+
+
+class KerasLossScaleOptimizer(object):
+  """A Keras optimizer that scales the loss with a TF 2.0 or TF 1.15 policy.
+
+  Loss scaling multiplies the loss by a scale before differentiation, so
+  that small float16 gradients do not underflow, and divides the gradients
+  by it before they are applied. Whether a step with NaN or Inf gradients
+  is skipped, and how the scale moves, is the policy of `loss_scale`:
+
+  * a `tf.compat.v1.mixed_precision.DynamicLossScale` (any multiplier), or
+    `'dynamic'` (TF 2.0's default, `DynamicLossScale()`: 2**15, doubled
+    after 2000 finite steps): a non-finite step is skipped and the scale
+    becomes `max(scale / multiplier, 1)`, as in TF 2.0;
+  * a `tf.compat.v1.mixed_precision.FixedLossScale`, or a number: the scale
+    never changes and no step is skipped (a non-finite step is applied, as
+    in TF 2.0);
+  * a `FixedLossScaleManager` or `ExponentialUpdateLossScaleManager` of this
+    package (or any `LossScaleManager`): TF 1.15's policy, the same
+    trajectory as `contrib_mixed_precision.LossScaleOptimizer` on the same
+    gradients; every non-finite step is skipped.
+
+  Why it exists: TF 2.0's `tf.keras.mixed_precision.experimental.
+  LossScaleOptimizer` is gone, and today's Keras optimizers have no floor of
+  1, no multiplier but 2, no fixed scale that applies a NaN step, and (in
+  tf-keras) advance `iterations` on skipped steps. This class keeps TF 2.0's
+  numbers under Keras 3, tf-keras and Keras 2.15. It is an instance of that
+  Keras' own `LossScaleOptimizer` class, so `Model.compile` accepts it and
+  does not wrap it again under a `mixed_float16` policy.
+
+  Example (Keras `fit`, TF 2.0's spelling made to run today):
+
+  ```python
+  opt = contrib_mixed_precision.KerasLossScaleOptimizer(
+      tf.keras.optimizers.SGD(0.1),
+      tf.compat.v1.mixed_precision.DynamicLossScale(
+          initial_loss_scale=2**15, increment_period=1000, multiplier=4.))
+  model.compile(optimizer=opt, loss="mse")
+  model.fit(x, y)
+  print(float(opt.loss_scale()))
+  ```
+
+  A custom loop uses TF 2.x's `get_scaled_loss` and `get_unscaled_gradients`
+  (then `apply_gradients` takes unscaled gradients), or, under Keras 3,
+  `scale_loss` (then `apply_gradients` takes the scaled gradients and
+  unscales them, as Keras 3's own class does).
+
+  Checkpoints: the loss scale is the checkpoint dependency `loss_scale`, and
+  the inner optimizer `base_optimizer`, as TF 2.0 to 2.2 named them, so a
+  `tf.train.Checkpoint` that TF 2.x's experimental optimizer wrote restores
+  the scale (`loss_scale/current_loss_scale`, `loss_scale/good_steps`).
+  """
+
+  def __new__(cls, optimizer=None, *args, **kwargs):
+    del args, kwargs  # `__init__` takes them.
+    if cls is KerasLossScaleOptimizer:
+      cls = _flavour_class(optimizer)
+    return super(KerasLossScaleOptimizer, cls).__new__(cls)
+
+  def __init__(self, optimizer, loss_scale="dynamic", *,
+               skipped_steps_advance_iterations: bool = False):
+    """Wraps `optimizer`.
+
+    Args:
+      optimizer: The Keras optimizer that applies the unscaled gradients:
+        a Keras 3 optimizer, a tf-keras or Keras 2.15 one (legacy ones
+        included).
+      loss_scale: A `tf.compat.v1.mixed_precision.LossScale` (a
+        `DynamicLossScale` with any multiplier; a `FixedLossScale`),
+        `'dynamic'` (TF 2.0's default `DynamicLossScale()`), a number >= 1
+        (a fixed scale, as TF 2.0 took it), or a `LossScaleManager` of this
+        package (TF 1.15's policy).
+      skipped_steps_advance_iterations: Keyword-only. False (default): a
+        skipped step leaves `iterations` alone, as TF 2.0 to 2.2 did, so a
+        learning-rate schedule sees the steps applied. True: it advances
+        `iterations`, as TF 2.3 and later did.
+
+    Raises:
+      TypeError: If `optimizer` is not a Keras optimizer, or is already a
+        LossScaleOptimizer; if `loss_scale` is none of the kinds above (a
+        string other than 'dynamic' included); if
+        `skipped_steps_advance_iterations` is not a bool.
+      ValueError: If `loss_scale` is a number below 1, NaN or too large for
+        float32, or a TF `LossScale` built with such a value.
+    """
+    advance = _validation.check_bool("skipped_steps_advance_iterations",
+                                     skipped_steps_advance_iterations)
+    if isinstance(loss_scale, manager_lib.LossScaleManager):
+      manager = loss_scale
+      tf2_loss_scale = None
+    else:
+      if loss_scale is None:
+        raise _validation.invalid(
+            TypeError, "loss_scale", _LOSS_SCALE_KINDS, loss_scale,
+            "Pass 'dynamic' for TF 2.0's dynamic loss scale.")
+      manager = manager_lib.LossScaleManager.from_loss_scale(loss_scale)
+      tf2_loss_scale = manager.loss_scale
+    self._init_keras(optimizer)
+    own = {
+        "_cmp_manager": manager,
+        # The TF2 object the scale is read from, as TF 2.0 read it; None for
+        # a TF 1.15 manager, which is read through `get_loss_scale()`.
+        "_cmp_tf2_loss_scale": tf2_loss_scale,
+        # TF 2.0's FixedLossScale applied every step; TF 1.15's managers
+        # skip every non-finite one.
+        "_cmp_skips": not isinstance(tf2_loss_scale, _FixedLossScale),
+        "_cmp_advance_on_skip": advance,
+        "_cmp_loss_scale_argument": loss_scale,
+        "_cmp_unscaled_by_caller": False,
+    }
+    for name, value in own.items():
+      # Plain attributes: Keras' trackers must not add checkpoint names.
+      object.__setattr__(self, name, value)
+    source = self._loss_scale_source()
+    if isinstance(source, tf.compat.v1.mixed_precision.LossScale):
+      # TF 2.0-2.2's name for it (a user's manager has no state to save).
+      _tf_compat.track_trackable(self, source, "loss_scale")
+
+  # -- Flavour hooks (defined by each Keras' subclass) ----------------------
+
+  def _init_keras(self, optimizer):
+    raise NotImplementedError
+
+  def _keras_inner(self):
+    raise NotImplementedError
+
+  def _inner_apply(self, grads, variables, options):
+    raise NotImplementedError
+
+  # -- The loss scale -------------------------------------------------------
+
+  def _loss_scale_source(self):
+    """The TF2 `LossScale` behind the scale, or the manager if it has none."""
+    source = self._cmp_tf2_loss_scale
+    if source is None:
+      source = getattr(self._cmp_manager, "loss_scale", None)
+    return self._cmp_manager if source is None else source
+
+  def _current_scale(self) -> tf.Tensor:
+    """The current loss scale, a scalar float32 tensor.
+
+    Read from the TF2 object as TF 2.0's optimizer read it
+    (`loss_scale()`), or from the manager as TF 1.15's did.
+    """
+    if self._cmp_tf2_loss_scale is not None:
+      return tf.convert_to_tensor(self._cmp_tf2_loss_scale())
+    return tf.cast(self._cmp_manager.get_loss_scale(), tf.float32)
+
+  @property
+  def loss_scale(self) -> _LossScaleValue:
+    """The current scale: call it (TF 2.0-2.3) or use it as a number (2.4+).
+
+    `float(opt.loss_scale())`, `float(opt.loss_scale)`,
+    `opt.loss_scale.numpy()` and `tf.convert_to_tensor(opt.loss_scale)` all
+    give the scale the next step will use.
+    """
+    return _LossScaleValue(self)
+
+  @property
+  def loss_scale_manager(self):
+    """The `LossScaleManager` that holds the policy (an adapter for TF2's)."""
+    return self._cmp_manager
+
+  @property
+  def dynamic(self) -> bool:
+    """Whether the scale can change (False for a fixed scale)."""
+    return not isinstance(self._loss_scale_source(),
+                          (_FixedLossScale, manager_lib.FixedLossScaleManager))
+
+  @property
+  def skipped_steps_advance_iterations(self) -> bool:
+    return self._cmp_advance_on_skip
+
+  def get_scaled_loss(self, loss):
+    """`loss` times the loss scale, cast to the loss's dtype (TF 2.x API).
+
+    Args:
+      loss: A tensor, or a callable returning one (then a callable).
+
+    Returns:
+      The scaled loss, or a callable returning it.
+    """
+    if callable(loss):
+      user_loss = loss
+
+      def scaled():
+        value = user_loss()
+        return value * tf.cast(self._current_scale(), value.dtype)
+
+      return scaled
+    loss = tf.convert_to_tensor(loss)
+    return loss * tf.cast(self._current_scale(), loss.dtype)
+
+  def get_unscaled_gradients(self, grads) -> List[Any]:
+    """Each gradient times `1 / scale` cast to its dtype (TF 2.x API).
+
+    After this, `apply_gradients` takes these gradients as they are (it
+    does not unscale them again), even under Keras 3.
+
+    Args:
+      grads: Gradients; None stays None, an `IndexedSlices` has its values
+        multiplied.
+
+    Returns:
+      A list the length of `grads`.
+    """
+    object.__setattr__(self, "_cmp_unscaled_by_caller", True)
+    return self._unscale(grads)
+
+  def _unscale(self, grads) -> List[Any]:
+    grads = list(grads)
+    if not any(g is not None for g in grads):
+      return grads
+    # TF 2.0: one reciprocal of the float32 scale, cast per gradient.
+    reciprocal = 1. / self._current_scale()
+    result = []
+    for g in grads:
+      if g is None:
+        result.append(None)
+      elif isinstance(g, tf.IndexedSlices):
+        result.append(tf.IndexedSlices(
+            g.values * tf.cast(reciprocal, g.values.dtype), g.indices,
+            g.dense_shape))
+      else:
+        g = tf.convert_to_tensor(g)
+        result.append(g * tf.cast(reciprocal, g.dtype))
+    return result
+
+  # -- The step -------------------------------------------------------------
+
+  def _loss_scale_step(self, grads, variables, options=None):
+    """Applies unscaled `grads` unless the policy skips; updates the scale.
+
+    Under a `tf.distribute` strategy (a replica context) the replicas agree
+    first: one non-finite replica skips the step on all of them, and the
+    scale moves once.
+    """
+    grads = list(grads)
+    variables = list(variables)
+    if replica_consensus.in_replica_context_of_strategy():
+      return tf.distribute.get_replica_context().merge_call(
+          self._cross_replica_step,
+          args=(grads, _KeepWhole(variables), _KeepWhole(options)))
+    is_finite = skip_decision.all_finite(grads)
+    return self._apply_or_skip(
+        is_finite, lambda: self._inner_apply(grads, variables, options))
+
+  def _cross_replica_step(self, strategy, grads, variables, options):
+    checked = [g for g in grads if g is not None]
+    is_finite = replica_consensus.cross_replica_all_finite(strategy, checked)
+
+    def apply_fn():
+      return strategy.extended.call_for_each_replica(
+          lambda g, v, o: self._inner_apply(g, v.value, o.value),
+          args=(grads, variables, options))
+
+    return self._apply_or_skip(is_finite, apply_fn)
+
+  def _apply_or_skip(self, is_finite, apply_fn):
+    manager = self._cmp_manager
+    if not self._cmp_skips:
+      # TF 2.0's FixedLossScale: every step applies, NaN or not.
+      apply_fn()
+      return manager.update_loss_scale(is_finite)
+    iterations = self.iterations
+    advance = self._cmp_advance_on_skip
+    if tf.executing_eagerly():
+      if bool(is_finite):
+        apply_fn()
+      elif advance:
+        iterations.assign_add(1)
+      manager.update_loss_scale(is_finite)
+      return None
+
+    def skip_fn():
+      if advance:
+        iterations.assign_add(1)
+      return tf.no_op()
+
+    def applied():
+      apply_fn()
+      return tf.no_op()
+
+    maybe_apply = tf.cond(is_finite, applied, skip_fn)
+    update = manager.update_loss_scale(is_finite)
+    return tf.group([op for op in (maybe_apply, update) if op is not None])
+
+  # -- Configuration --------------------------------------------------------
+
+  def get_config(self):
+    """The inner optimizer's and the loss scale's configuration.
+
+    Raises:
+      NotImplementedError: For a user `LossScaleManager` subclass, which
+        has no configuration.
+    """
+    return {
+        "optimizer": _serialize(self._keras_inner()),
+        "loss_scale": _loss_scale_config(self._cmp_loss_scale_argument),
+        "skipped_steps_advance_iterations": self._cmp_advance_on_skip,
+    }
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    config = dict(config)
+    optimizer = _deserialize(config.pop("optimizer"), custom_objects)
+    loss_scale = _loss_scale_from_config(config.pop("loss_scale"))
+    return KerasLossScaleOptimizer(optimizer, loss_scale, **config)
+
+  def __repr__(self):
+    return "KerasLossScaleOptimizer({!r}, {!r})".format(
+        self._keras_inner(), self._loss_scale_source())
+
+
+def _serialize(optimizer):
+  keras = _keras_package(optimizer)
+  return {"keras": keras.__name__,
+          "config": keras.optimizers.serialize(optimizer)}
+
+
+def _deserialize(config, custom_objects):
+  """The inner optimizer, by the Keras package that serialized it."""
+  if not isinstance(config, dict) or "keras" not in config:
+    return config  # An optimizer object given in place of its config.
+  keras = importlib.import_module(config["keras"])
+  return keras.optimizers.deserialize(config["config"],
+                                      custom_objects=custom_objects)
+
+
+_LOSS_SCALE_CLASSES = {
+    "DynamicLossScale": tf.compat.v1.mixed_precision.DynamicLossScale,
+    "FixedLossScale": _FixedLossScale,
+}
+
+
+def _loss_scale_config(loss_scale):
+  if isinstance(loss_scale, (str, int, float)):
+    return loss_scale
+  if isinstance(loss_scale, tf.compat.v1.mixed_precision.LossScale):
+    return {"class_name": type(loss_scale).__name__,
+            "config": loss_scale.get_config()}
+  if isinstance(loss_scale, manager_lib.FixedLossScaleManager):
+    return {"class_name": "FixedLossScaleManager",
+            "config": {"loss_scale": loss_scale._loss_scale}}  # pylint: disable=protected-access
+  if isinstance(loss_scale, manager_lib.ExponentialUpdateLossScaleManager):
+    return {"class_name": "ExponentialUpdateLossScaleManager",
+            "config": loss_scale.loss_scale.get_config()}
+  raise NotImplementedError(
+      "KerasLossScaleOptimizer.get_config cannot describe the loss scale "
+      "{!r}: only TF's DynamicLossScale and FixedLossScale, numbers, "
+      "'dynamic' and this package's built-in managers have a "
+      "configuration.".format(loss_scale))
+
+
+def _loss_scale_from_config(config):
+  if not isinstance(config, dict):
+    return config
+  import contrib_mixed_precision  # pylint: disable=g-import-not-at-top
+  name, kwargs = config["class_name"], config["config"]
+  if name in _LOSS_SCALE_CLASSES:
+    return _LOSS_SCALE_CLASSES[name](**kwargs)
+  if name in ("FixedLossScaleManager", "ExponentialUpdateLossScaleManager",
+              "ExponentialUpdateLossScale"):
+    return getattr(contrib_mixed_precision, name)(**kwargs)
+  raise ValueError("Unknown loss scale class {!r} in the configuration of a "
+                   "KerasLossScaleOptimizer.".format(name))
+
+
+class _Keras3(KerasLossScaleOptimizer):
+  """Under Keras 3: a `keras.optimizers.LossScaleOptimizer`.
+
+  Keras 3's `fit` scales the loss with `scale_loss` and hands
+  `apply_gradients` the scaled gradients, which it unscales; after TF 2.x's
+  `get_unscaled_gradients` it takes them as they are.
+  """
+
+  def _init_keras(self, optimizer):
+    # The base class's own scale and counter are never built (`build`).
+    super(KerasLossScaleOptimizer, self).__init__(  # pylint: disable=bad-super-call
+        optimizer, name=None)
+    _tf_compat.track_trackable(self, optimizer, "base_optimizer")
+
+  def _keras_inner(self):
+    return self.inner_optimizer
+
+  def build(self, var_list):
+    self.inner_optimizer.build(var_list)
+    # Keras' `Optimizer.build`, not its LossScaleOptimizer's (which would
+    # make a scale variable of its own).
+    keras_lso = _tf_compat.keras_loss_scale_optimizer_bases(
+        _keras_package(self.inner_optimizer)).keras3
+    super(keras_lso, self).build(var_list)  # pylint: disable=bad-super-call
+
+  def scale_loss(self, loss):
+    """Keras 3's name for `get_scaled_loss` (used by `fit`)."""
+    return self.get_scaled_loss(loss)
+
+  @property
+  def dynamic_scale(self) -> tf.Tensor:
+    """Keras 3's name for the current scale."""
+    return self._current_scale()
+
+  def apply(self, grads, trainable_variables=None):
+    if not self.built:
+      with tf.init_scope():
+        self.build(trainable_variables)
+      self.built = True
+    if trainable_variables is None:
+      trainable_variables = self._trainable_variables
+    grads = list(grads)
+    if self._cmp_unscaled_by_caller:
+      object.__setattr__(self, "_cmp_unscaled_by_caller", False)
+    else:
+      grads = self._unscale(grads)
+    self._loss_scale_step(grads, trainable_variables)
+
+  def stateless_apply(self, optimizer_variables, grads, trainable_variables):
+    raise NotImplementedError(
+        "KerasLossScaleOptimizer runs on the TensorFlow backend only; "
+        "`stateless_apply` is for JAX.")
+
+  def _inner_apply(self, grads, variables, options):
+    del options
+    self.inner_optimizer.apply(list(grads), list(variables))
+
+  def get_config(self):
+    return KerasLossScaleOptimizer.get_config(self)
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return KerasLossScaleOptimizer.from_config.__func__(
+        cls, config, custom_objects)
+
+
+class _Keras2Common(KerasLossScaleOptimizer):
+  """What the tf-keras / Keras 2.15 subclasses share."""
+
+  def _init_keras(self, optimizer):
+    # A fixed scale of 1 makes no state there: the scale is ours.
+    super(KerasLossScaleOptimizer, self).__init__(  # pylint: disable=bad-super-call
+        optimizer, dynamic=False, initial_scale=1.0)
+
+  def _keras_inner(self):
+    return self.inner_optimizer
+
+  @property
+  def initial_scale(self):
+    source = self._loss_scale_source()
+    config = getattr(source, "get_config", dict)()
+    for key in ("initial_loss_scale", "loss_scale_value", "init_loss_scale"):
+      if key in config:
+        return config[key]
+    return None
+
+  @property
+  def dynamic_growth_steps(self):
+    config = getattr(self._loss_scale_source(), "get_config", dict)()
+    return config.get("increment_period")
+
+  @property
+  def dynamic_counter(self):
+    return None
+
+  def _apply_keras2(self, grads_and_vars, options):
+    grads_and_vars = [
+        (g, v) for g, v in grads_and_vars if g is not None]
+    if not grads_and_vars:
+      return self.inner_optimizer.apply_gradients([], **options)
+    if tf.distribute.in_cross_replica_context():
+      raise ValueError("apply_gradients() must be called in a replica "
+                       "context.")
+    object.__setattr__(self, "_cmp_unscaled_by_caller", False)
+    grads = [g for g, _ in grads_and_vars]
+    variables = [v for _, v in grads_and_vars]
+    return self._loss_scale_step(grads, variables, options)
+
+  def get_config(self):
+    return KerasLossScaleOptimizer.get_config(self)
+
+  @classmethod
+  def from_config(cls, config, custom_objects=None):
+    return KerasLossScaleOptimizer.from_config.__func__(
+        cls, config, custom_objects)
+
+
+class _Keras2Legacy(_Keras2Common):
+  """Under tf-keras / Keras 2.15, wrapping a legacy (OptimizerV2) optimizer."""
+
+  def apply_gradients(self, grads_and_vars, name=None,
+                      experimental_aggregate_gradients=True):
+    """Applies unscaled gradients unless the policy skips the step."""
+    grads_and_vars = list(grads_and_vars)
+    # The inner optimizer's variables, outside any cond branch.
+    _tf_compat.create_keras_legacy_optimizer_weights(
+        self.inner_optimizer, [v for g, v in grads_and_vars if g is not None])
+    return self._apply_keras2(
+        grads_and_vars,
+        {"name": name,
+         "experimental_aggregate_gradients": experimental_aggregate_gradients})
+
+  def _inner_apply(self, grads, variables, options):
+    return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
+                                           **options)
+
+
+class _Keras2(_Keras2Common):
+  """Under tf-keras / Keras 2.15, wrapping a (new) `Optimizer`."""
+
+  def apply_gradients(self, grads_and_vars, skip_gradients_aggregation=False,
+                      **kwargs):
+    """Applies unscaled gradients unless the policy skips the step."""
+    grads_and_vars = list(grads_and_vars)
+    with tf.init_scope():
+      # The inner optimizer's variables, outside any cond branch.
+      self.inner_optimizer.build([v for _, v in grads_and_vars])
+    options = dict(kwargs)
+    options["skip_gradients_aggregation"] = skip_gradients_aggregation
+    return self._apply_keras2(grads_and_vars, options)
+
+  def _inner_apply(self, grads, variables, options):
+    return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
+                                           **options)

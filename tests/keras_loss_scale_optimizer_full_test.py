@@ -1,0 +1,75 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""`KerasLossScaleOptimizer` under the other Kerases, and `MirroredStrategy`.
+
+The full suites' share (tests/keras_loss_scale_optimizer_test.py runs the
+default `tf.keras` in the core suite): the same checks under tf-keras
+(TF 2.16+) and Keras 2's legacy optimizers, and `fit` under
+`MirroredStrategy` on two logical CPUs for every Keras, in a subprocess
+each (`programs/keras_lso_mirrored.py`).
+"""
+
+from absl.testing import parameterized
+import tensorflow as tf
+
+import keras_lso_checks as checks
+
+# tf-keras (TF 2.16+) and Keras 2's legacy optimizers; every environment of
+# the full suites has one of them (TF 2.15: the legacy optimizers).
+_OTHER = checks.OTHER_KERASES
+
+
+class OtherKerasTF20PolicyTest(checks.TF20PolicyChecks):
+
+  @parameterized.product(keras_name=_OTHER, kind=checks.loss_scale_kinds())
+  def test_custom_loop_matches_tf20(self, keras_name, kind):
+    self.check_custom_loop_matches_tf20(keras_name, kind)
+
+  @parameterized.product(keras_name=_OTHER, mode=["eager", "function", "jit"])
+  def test_every_mode_matches_tf20(self, keras_name, mode):
+    self.check_every_mode_matches_tf20(keras_name, mode)
+
+  @parameterized.named_parameters(*checks.named(_OTHER))
+  def test_skipped_steps_advance_iterations_as_tf23(self, keras_name):
+    self.check_skipped_steps_advance_iterations_as_tf23(keras_name)
+
+
+class OtherKerasTF115ManagerTest(checks.TF115ManagerChecks):
+
+  @parameterized.product(keras_name=_OTHER, manager=["exponential", "fixed"])
+  def test_manager_matches_tf115(self, keras_name, manager):
+    self.check_manager_matches_tf115(keras_name, manager)
+
+
+class OtherKerasFitTest(checks.FitChecks):
+
+  @parameterized.product(keras_name=_OTHER, mode=["eager", "function", "jit"])
+  def test_fit_mixed_float16_matches_tf20(self, keras_name, mode):
+    self.check_fit_mixed_float16_matches_tf20(keras_name, mode)
+
+
+class OtherKerasCheckpointTest(checks.CheckpointChecks):
+
+  @parameterized.product(keras_name=_OTHER, kind=["dynamic_m4", "exponential"])
+  def test_round_trip(self, keras_name, kind):
+    self.check_round_trip(keras_name, kind)
+
+  @parameterized.named_parameters(*checks.named(_OTHER))
+  def test_restores_tf2x_experimental_checkpoint(self, keras_name):
+    self.check_restores_tf2x_experimental_checkpoint(keras_name)
+
+
+class MirroredStrategyTest(checks.MirroredStrategyChecks):
+  """`fit` under `MirroredStrategy` on 2 logical CPUs (a subprocess each)."""
+
+  @parameterized.named_parameters(*checks.named(checks.ALL_KERASES))
+  def test_fit_two_replicas_matches_tf20(self, keras_name):
+    self.check_fit_two_replicas_matches_tf20(keras_name)
+
+  @parameterized.named_parameters(*checks.named(checks.ALL_KERASES))
+  def test_custom_loop_two_replicas_matches_tf20(self, keras_name):
+    self.check_fit_two_replicas_matches_tf20(keras_name, loop="tf2")
+
+
+if __name__ == "__main__":
+  tf.test.main()
