@@ -346,6 +346,61 @@ class ExtraSetupInterruptTest(absltest.TestCase):
     self.assertEqual(os.listdir(scratch), [], msg=err)
 
 
+class ExtraSetupWithoutRootTest(absltest.TestCase):
+  """scripts/extra_setup_tf215.sh for a user without root or build tools."""
+
+  def _run(self, ci):
+    tmp = tempfile.mkdtemp(prefix="extra-setup-noroot-")
+    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    venv = os.path.join(tmp, "venv")
+    site = os.path.join(venv, "lib", "python3.11", "site-packages")
+    os.makedirs(os.path.join(site, "tensorflow_cpu-2.15.1.dist-info"))
+    os.makedirs(os.path.join(venv, "bin"))
+    with open(os.path.join(venv, "bin", "python"), "w") as f:
+      f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(os.path.join(venv, "bin", "python"), 0o755)
+    # A PATH with what the script needs and no cmake, g++ or make; no
+    # install_system_deps.sh run can succeed without root either.
+    tools = os.path.join(tmp, "tools")
+    os.makedirs(tools)
+    for tool in ("ls", "basename", "dirname", "uname", "mkdir", "flock",
+                 "id", "rm", "tr", "head", "cat", "mktemp"):
+      found = shutil.which(tool)
+      if found:
+        os.symlink(found, os.path.join(tools, tool))
+    for root, dirs, _ in os.walk(tmp):
+      for d in dirs:
+        os.chmod(os.path.join(root, d), 0o777)
+    os.chmod(tmp, 0o777)
+    env = dict(os.environ, PATH=tools, CMP_CACHE_DIR=os.path.join(tmp, "c"),
+               CI=ci, HOME=tmp)
+    env.pop("CMP_SKIP_HOROVOD", None)
+    drop = _as_unprivileged()
+    if drop:  # Found on this PATH; the script's has no setpriv.
+      drop[0] = shutil.which(drop[0])
+    proc = subprocess.run(
+        drop + [shutil.which("bash"), os.path.join(
+            _REPO, "scripts", "extra_setup_tf215.sh"), venv],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        check=False, timeout=120, cwd="/")
+    marker = os.path.join(venv, ".horovod-unavailable")
+    reason = open(marker).read() if os.path.exists(marker) else None
+    return proc, reason
+
+  def test_skips_with_the_reason_and_the_command(self):
+    proc, reason = self._run(ci="")
+    self.assertEqual(proc.returncode, 0, msg=proc.stderr)
+    self.assertIn("SKIP", proc.stderr)
+    self.assertIsNotNone(reason, msg=proc.stderr)
+    self.assertIn("cmake g++ make not found", reason)
+    self.assertIn("sudo scripts/install_system_deps.sh", reason)
+
+  def test_under_ci_it_does_not_skip(self):
+    proc, reason = self._run(ci="true")
+    self.assertNotEqual(proc.returncode, 0, msg=proc.stderr)
+    self.assertIsNone(reason)
+
+
 def _wheel(directory, name, version, value):
   """Writes a one-module wheel; returns its file name."""
   filename = "{}-{}-py3-none-any.whl".format(name, version)
