@@ -285,20 +285,24 @@ def _optimizer_kind(analysis: resolve.Analysis,
       return "v1"
     return "unknown"
   if isinstance(value, cst.Name):
+    # The last assignment above the use, in the same scope (`opt = SGD()`
+    # then `opt = enable_...(opt)` reads the first).
     scope = analysis.scopes.get(value)
     assignments = list(scope[value.value]) if scope is not None else []
-    kinds = set()
+    line = analysis.line(value)
+    before = []
     for assignment in assignments:
       node = getattr(assignment, "node", None)
       if not isinstance(assignment, metadata.Assignment) or not isinstance(
-          node, cst.Name):
+          node, cst.Name) or assignment.scope is not scope:
         return "unknown"
+      if analysis.line(node) < line:
+        before.append(node)
+    if before:
+      node = max(before, key=analysis.line)
       assigned = analysis.assigned_value(node)
-      if assigned is None:
-        return "unknown"
-      kinds.add(_optimizer_kind(analysis, assigned, depth + 1))
-    if len(kinds) == 1:
-      return kinds.pop()
+      if assigned is not None:
+        return _optimizer_kind(analysis, assigned, depth + 1)
   return "unknown"
 
 
@@ -462,6 +466,15 @@ FIX_DEFAULT = (
     "`compile`")
 
 
+FIX_POLICY = (
+    "wrap the optimizer the model is compiled with in "
+    "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
+    "loss_scale)`, with the Policy's loss scale (each use below says "
+    "which). Without it, Keras' `compile` wraps a `mixed_float16` model's "
+    "optimizer in its own LossScaleOptimizer: dynamic, with TF 2.3+'s "
+    "`iterations`, and on Keras 3 without TF 2.0's floor of 1")
+
+
 def _policy(analysis, call, calls, found, name, line) -> None:
   scale = _argument(call, 1, "loss_scale")
   if scale is None:
@@ -473,14 +486,27 @@ def _policy(analysis, call, calls, found, name, line) -> None:
   index = next(i for i, a in enumerate(call.args) if a is scale)
   _set_call(calls, call, lambda updated, i=index: (
       _without(updated, updated.args[i])), name)
-  found.lost.append((line, LOST_POLICY, (
-      "`loss_scale={}` was dropped: wrap the optimizer the model is compiled "
-      "with, `contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
-      "{})`. Without it, Keras' `compile` wraps a `mixed_float16` model's "
-      "optimizer in its own LossScaleOptimizer: dynamic, with TF 2.3+'s "
-      "`iterations`, and on Keras 3 without TF 2.0's floor of 1").format(
-          syntax.short(syntax.code(scale.value)),
-          syntax.short(syntax.code(scale.value)))))
+  value = syntax.short(syntax.code(scale.value))
+  policy = _argument(call, 0, "name")
+  policy = None if policy is None else syntax.string_value(policy.value)
+  if isinstance(scale.value, cst.Name) and scale.value.value == "None":
+    if policy is not None and policy != "mixed_float16":
+      found.notes.append((line, (
+          "`loss_scale=None` was dropped from `{}`: a `{}` policy scales "
+          "nothing today either").format(name, policy)))
+      return
+    found.lost.append((line, LOST_POLICY, FIX_POLICY))
+    found.notes.append((line, (
+        "`loss_scale=None` was dropped from `{}`: TF 2.x trained this model "
+        "without loss scaling; pass `contrib_mixed_precision."
+        "KerasLossScaleOptimizer(optimizer, 1)` (a fixed scale of 1, which "
+        "applies every step as TF 2.x did) to `compile`").format(name)))
+    return
+  found.lost.append((line, LOST_POLICY, FIX_POLICY))
+  found.notes.append((line, (
+      "`loss_scale={}` was dropped from `{}`: pass it on as "
+      "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, {})`"
+      ).format(value, name, value)))
 
 
 def _name_use(analysis, node, k, calls, found, package_name) -> None:
