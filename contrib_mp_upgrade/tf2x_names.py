@@ -95,7 +95,9 @@ _TODAY = {
 ITERATIONS_NOTE = (
     "skipped (non-finite) steps do not advance `iterations`, as in TF 2.0 "
     "to 2.2 (the default); TF 2.3 to 2.8 advanced it: pass "
-    "`skipped_steps_advance_iterations=True` for that")
+    "`skipped_steps_advance_iterations=True` for that. Code elsewhere that "
+    "asks `isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)` "
+    "before scaling must accept this class too")
 GPU_ONLY = (
     "the graph rewrite casts to float16 only on a GPU, and only in graphs "
     "and `tf.function`s; on a CPU it changes nothing, as on TF 2.x")

@@ -15,6 +15,7 @@ from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
+import tf2x_programs as programs
 import upgrade_fixture_util as util
 
 _PRELUDE = """
@@ -316,16 +317,16 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
                             "row3_graph_rewrite_v1.py")
   def test_unconverted_tf2x_program_keeps_tf20_numbers(self, name):
     # The program as TF 2.0-2.8 users wrote it, run behind the alias, judged
-    # by TF 2.0's own classes in a Session (tests/upgrade_tf2x_test.py).
-    import upgrade_tf2x_test as tf2x  # pylint: disable=g-import-not-at-top
-    cases = json.dumps(tf2x.CASES)
-    reference = tf2x._traces(util.run_python(["-c", tf2x._REFERENCE, cases]))
+    # by TF 2.0's own classes in a Session (tests/tf2x_programs.py).
+    cases = json.dumps(programs.CASES)
+    reference = programs.traces(util.run_python(
+        ["-c", programs.REFERENCE, cases]))
     # A file, not `-c`: AutoGraph reads a `tf.function`'s source.
     with tempfile.TemporaryDirectory() as tmp:
       path = os.path.join(tmp, name)
       with open(path, "w") as f:
-        f.write(_PRELUDE + "install_alias()\n" + tf2x._TREE[name])
-      found = tf2x._traces(util.run_python([path, cases]))
+        f.write(_PRELUDE + "install_alias()\n" + programs.TREE[name])
+      found = programs.traces(util.run_python([path, cases]))
     self.assertEqual(sorted(found), sorted(reference))
     for case in sorted(reference):
       np.testing.assert_array_equal(found[case], reference[case])
