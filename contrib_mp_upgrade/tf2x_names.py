@@ -398,6 +398,23 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
       statements[statement] = new
   for node in uses.env:
     found.lost.append((analysis.line(node), LOST_ENV, FIX_ENV))
+  wrapped = sorted(line for line, text in found.notes
+                   if "became `{}`".format(display(KERAS_LSO)) in text)
+  if wrapped:
+    # The file wraps its optimizer itself (NVIDIA's Electra: a Policy with
+    # `loss_scale="dynamic"` and an explicit LossScaleOptimizer): the
+    # Policy's loss scale is not lost, only redundant.
+    kept = []
+    for line, what, fix in found.lost:
+      if what in (LOST_POLICY, LOST_DEFAULT):
+        found.notes.append((line, (
+            "this file wraps its optimizer in `{}` itself ({}), so the "
+            "Policy's loss scale is not needed; check that every optimizer "
+            "a `mixed_float16` model trains with is wrapped").format(
+                display(KERAS_LSO), syntax.lines_text(wrapped))))
+      else:
+        kept.append((line, what, fix))
+    found.lost = kept
   return found
 
 
