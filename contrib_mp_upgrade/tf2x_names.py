@@ -105,8 +105,9 @@ GPU_ONLY = (
 LOST_POLICY = "a Policy's `loss_scale` (today's Policy has none)"
 LOST_REWRITE = ("the float16 graph rewrite of a Keras optimizer "
                 "(`enable_mixed_precision_graph_rewrite`)")
-LOST_ENV = ("`TF_ENABLE_AUTO_MIXED_PRECISION` (read only by NVIDIA's "
-            "containers; stock TensorFlow ignores it)")
+LOST_ENV = ("`TF_ENABLE_AUTO_MIXED_PRECISION` (and its `_GRAPH_REWRITE`, "
+            "`_LOSS_SCALING` forms: read only by NVIDIA's containers; stock "
+            "TensorFlow ignores them)")
 FIX_REWRITE = (
     "on a GPU, call `tf.config.optimizer.set_experimental_options("
     "{'auto_mixed_precision': True})` before the model is built, as TF 2.x's "
@@ -217,6 +218,39 @@ class _Uses(cst.CSTVisitor):
   def visit_SimpleString(self, node) -> None:
     if ENV_VAR in (syntax.string_value(node) or ""):
       self.env.append(node)
+
+
+_OFF = ("0", "false", "False", "")
+
+
+def _sets_env_on(analysis: resolve.Analysis, node: cst.CSTNode) -> bool:
+  """Whether `node`, an NVIDIA variable's name, is set, to other than off.
+
+  `os.environ[NAME] = value`, `os.environ.setdefault(NAME, value)` and
+  `os.putenv(NAME, value)`; a literal "0" (or "false") turns NVIDIA's
+  rewrite off, which stock TensorFlow never ran either, and a read sets
+  nothing.
+  """
+  parent = analysis.parents.get(node)
+  value = None
+  if isinstance(parent, cst.Index):
+    subscript = analysis.parents.get(analysis.parents.get(parent))
+    target = analysis.parents.get(subscript)
+    statement = analysis.parents.get(target)
+    if not (isinstance(target, cst.AssignTarget) and
+            isinstance(statement, cst.Assign)):
+      return False
+    value = statement.value
+  elif isinstance(parent, cst.Arg):
+    call = analysis.parents.get(parent)
+    if not (isinstance(call, cst.Call) and
+            syntax.attribute_name(call.func) in ("setdefault", "putenv") and
+            len(call.args) == 2 and call.args[0] is parent):
+      return False
+    value = call.args[1].value
+  else:
+    return False
+  return syntax.string_value(value) not in _OFF
 
 
 def _root(analysis: resolve.Analysis, node: cst.CSTNode) -> cst.CSTNode:
@@ -397,7 +431,8 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
     if new is not None:
       statements[statement] = new
   for node in uses.env:
-    found.lost.append((analysis.line(node), LOST_ENV, FIX_ENV))
+    if _sets_env_on(analysis, node):
+      found.lost.append((analysis.line(node), LOST_ENV, FIX_ENV))
   wrapped = sorted(line for line, text in found.notes
                    if "became `{}`".format(display(KERAS_LSO)) in text)
   if wrapped:

@@ -170,6 +170,26 @@ class Tf2xNamesTest(parameterized.TestCase):
     self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
                      [(2, tf2x_names.LOST_ENV)])
 
+  @parameterized.named_parameters(
+      ("set_on", "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1'", True),
+      ("set_by_flag",
+       "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1' if amp else '0'",
+       True),
+      ("graph_rewrite_form",
+       "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION_GRAPH_REWRITE'] = '1'",
+       True),
+      ("setdefault",
+       "os.environ.setdefault('TF_ENABLE_AUTO_MIXED_PRECISION', '1')", True),
+      ("set_off", "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '0'", False),
+      ("read", "amp = int(os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'])",
+       False),
+  )
+  def test_environment_variable_reported_only_where_set_on(self, line,
+                                                           reported):
+    # NVIDIA's ConvNets sets it to '0' when AMP is off: nothing is lost.
+    _, result = _upgrade("import os\n" + line + "\n")
+    self.assertEqual(bool(result.tf2x_lost), reported)
+
   def test_check_names_the_tf2x_name(self):
     _, result = _upgrade("""\
         import tensorflow as tf
