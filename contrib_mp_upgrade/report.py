@@ -338,20 +338,20 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
 
 def _not_kept(python: List[walk.Entry]) -> List[str]:
   """What no spelling of TF 2.0-2.8's names keeps, most files first."""
-  kept: Dict[str, List[walk.Entry]] = {}
+  lost: Dict[str, List[walk.Entry]] = {}
   uses: Dict[str, int] = {}
   fixes: Dict[str, str] = {}
   for entry in python:
     for _, what, fix in entry.result.tf2x_lost:
-      if entry not in kept.setdefault(what, []):
-        kept[what].append(entry)
+      if entry not in lost.setdefault(what, []):
+        lost[what].append(entry)
       uses[what] = uses.get(what, 0) + 1
       fixes.setdefault(what, fix)
-  if not kept:
+  if not lost:
     return []
   out = ["What this command could not keep from TF 2.0-2.8 (the program "
          "runs, but not as it did there), most files first:"]
-  for what, entries in sorted(kept.items(), key=lambda x: (-len(x[1]), x[0])):
+  for what, entries in sorted(lost.items(), key=lambda x: (-len(x[1]), x[0])):
     out.append("  - {}: {}, {} (first: {}). Fix: {}.".format(
         what, _plural(len(entries), "file"), _plural(uses[what], "use"),
         ", ".join(e.name for e in entries[:3]), fixes[what]))
@@ -477,6 +477,11 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if any(e.result.slim_lines for e in python):
     todo.append("install tf_slim where the output runs ({}): the "
                 "rewritten files import it.".format(slim.INSTALL))
+  lost = sum(len(e.result.tf2x_lost) for e in python)
+  if lost:
+    todo.append("apply the fixes for the {} of TF 2.0-2.8 behaviour that "
+                "\"Before you run it\" says could not be kept.".format(
+                    _plural(lost, "use")))
   blocked = sum(1 for e in python if not e.result.error and e.blockers)
   if blocked:
     todo.append("apply the fixes \"Before you run it\" names for the {} "
