@@ -189,7 +189,7 @@ class ConvertedTf2xProgramsTest(tf.test.TestCase):
     self.assertIn("a Policy's `loss_scale` (today's Policy has none): 1 file, "
                   "1 use", before)
     self.assertIn("`TF_ENABLE_AUTO_MIXED_PRECISION`", before)
-    self.assertIn("apply the fixes for the 4 uses of TF 2.0-2.8 behaviour",
+    self.assertIn("apply the fixes for the 3 uses of TF 2.0-2.8 behaviour",
                   report.split("Left to do by hand:", 1)[1])
     # Per use: what it became, and the iterations behaviour chosen.
     self.assertIn(
