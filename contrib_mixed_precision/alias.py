@@ -173,7 +173,7 @@ def _enable_mixed_precision_graph_rewrite(opt, loss_scale="dynamic"):
 
 
 def _disable_mixed_precision_graph_rewrite():
-  """TF 2.0-2.8's `tf.train.experimental.disable_mixed_precision_graph_rewrite`."""
+  """TF 2.0-2.8's `disable_mixed_precision_graph_rewrite`: the rewrite off."""
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
 

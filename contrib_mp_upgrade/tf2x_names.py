@@ -483,8 +483,9 @@ def _enable(analysis, call, calls, found, name, line) -> str:
     if opt.keyword is not None:
       _set_call(calls, call, _renamed_keyword(opt.keyword.value,
                                               "optimizer"), name)
-    found.notes.append((line, "`{}` of a Keras optimizer became `{}`: {}".format(
-        name, display(KERAS_LSO), ITERATIONS_NOTE)))
+    found.notes.append((line, (
+        "`{}` of a Keras optimizer became `{}`: {}").format(
+            name, display(KERAS_LSO), ITERATIONS_NOTE)))
     found.lost.append((line, LOST_REWRITE, FIX_REWRITE))
     return KERAS_LSO
   found.notes.append((line, "`{}` became TF's `{}` (exact for a "

@@ -39,14 +39,14 @@ class Tf2xNamesTest(parameterized.TestCase):
       ("global_policy", "tf.keras.mixed_precision.experimental.global_policy()",
        "tf.keras.mixed_precision.global_policy()"),
       ("get_layer_policy",
-       "tf.keras.mixed_precision.experimental.get_layer_policy(model.layers[0])",
-       "model.layers[0].dtype_policy"),
+       "tf.keras.mixed_precision.experimental.get_layer_policy(layers[0])",
+       "layers[0].dtype_policy"),
       ("get_layer_policy_parenthesized",
        "tf.keras.mixed_precision.experimental.get_layer_policy(a or b)",
        "(a or b).dtype_policy"),
       ("lso",
-       "tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 'dynamic')",
-       "contrib_mixed_precision.KerasLossScaleOptimizer(opt, 'dynamic')"),
+       "tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 8)",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(opt, 8)"),
       ("today_lso_with_loss_scale",
        "tf.keras.mixed_precision.LossScaleOptimizer(opt, loss_scale=ls)",
        "contrib_mixed_precision.KerasLossScaleOptimizer(opt, loss_scale=ls)"),
@@ -135,7 +135,8 @@ class Tf2xNamesTest(parameterized.TestCase):
     text, result = _upgrade("""\
         import tensorflow as tf
         p = tf.keras.mixed_precision.experimental.Policy(
-            'mixed_float16', loss_scale=tf.train.experimental.FixedLossScale(64))
+            'mixed_float16', loss_scale=tf.train.experimental.FixedLossScale(
+                64))
         q = tf.keras.mixed_precision.experimental.Policy('float32', None)
         """)
     self.assertIn("p = tf.keras.mixed_precision.Policy(\n    'mixed_float16')",
@@ -145,7 +146,7 @@ class Tf2xNamesTest(parameterized.TestCase):
                      [(2, tf2x_names.LOST_POLICY)])
     notes = dict(result.tf2x_notes)
     self.assertIn("KerasLossScaleOptimizer(optimizer, "
-                  "tf.train.experimental.FixedLossScale(64))", notes[2])
+                  "tf.train.experimental.FixedLossScale( 64))", notes[2])
     self.assertIn("scales nothing today either", notes[4])
 
   def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):

@@ -3,10 +3,11 @@
 """TF 2.0-2.8 mixed-precision programs, converted by the command, then run.
 
 Each program (tests/tf2x_programs.py) is written as TF 2.0 to 2.8 users
-wrote it, one per row of issue 42's table. `contrib-mp-upgrade` converts the tree in a subprocess,
-and each converted program trains, on this TensorFlow, over a sequence with
-Inf and NaN steps, printing the loss scale, the step count
-(`global_step`/`iterations`) and the weights after every step.
+wrote it, one per row of issue 42's table. `contrib-mp-upgrade` converts
+the tree in a subprocess, and each converted program trains, on this
+TensorFlow, over a sequence with Inf and NaN steps, printing the loss
+scale, the step count (`global_step`/`iterations`) and the weights after
+every step.
 
 The judge is TF 2.0's own code, unchanged in TF today:
 `tf.compat.v1.mixed_precision.DynamicLossScale` / `FixedLossScale` driven
