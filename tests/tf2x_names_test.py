@@ -147,7 +147,7 @@ class Tf2xNamesTest(parameterized.TestCase):
     notes = dict(result.tf2x_notes)
     self.assertIn("KerasLossScaleOptimizer(optimizer, "
                   "tf.train.experimental.FixedLossScale( 64))", notes[2])
-    self.assertIn("scales nothing today either", notes[4])
+    self.assertIn("scales nothing today either", notes[5])
 
   def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):
     # NVIDIA's Electra pattern: the policy says "dynamic", and the training
