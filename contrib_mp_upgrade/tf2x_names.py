@@ -479,6 +479,24 @@ def _enable(analysis, call, calls, found, name, line) -> str:
     return target
   opt = _argument(call, 0, "opt")
   kind = "unknown" if opt is None else _optimizer_kind(analysis, opt.value)
+  guessed = ""
+  if kind == "unknown" and opt is not None:
+    # Not written where it was built (`model.optimizer`, a helper's
+    # result): the file's own API says which generation it is.
+    kind = _file_kind(analysis)
+    guessed = {"keras": "uses `tf.keras` and no TF1 training API",
+               "v1": "uses TF1's training API and no `tf.keras`"}.get(
+                   kind, "")
+    if guessed:
+      found.warnings.append((line, (
+          "this command cannot see how the optimizer given to `{}` was "
+          "built; it took it for a {} optimizer because this file {}. If "
+          "it is not, write {} instead.").format(
+              name, "Keras" if kind == "keras" else "`tf.compat.v1`",
+              guessed,
+              "TF's `{}`".format(display(target)) if kind == "keras" else
+              "`opt = contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
+              "loss_scale)`")))
   if kind == "keras":
     if opt.keyword is not None:
       _set_call(calls, call, _renamed_keyword(opt.keyword.value,
@@ -500,6 +518,35 @@ def _enable(analysis, call, calls, found, name, line) -> str:
         "contrib_mixed_precision.KerasLossScaleOptimizer(opt, loss_scale)` "
         "instead ({}).").format(name, display(target), FIX_REWRITE)))
   return target
+
+
+_KERAS_MODULES = ("tensorflow.keras", "tensorflow.optimizers")
+_V1_MODULES = ("tensorflow.compat.v1.train", "tensorflow.estimator",
+               "tensorflow.compat.v1.estimator", "tensorflow.contrib",
+               "tensorflow.compat.v1.Session", "tensorflow.Session",
+               "tensorflow.compat.v1.placeholder", "tensorflow.placeholder")
+
+
+def _file_kind(analysis: resolve.Analysis) -> str:
+  """`keras` or `v1` when a module uses only one generation's API."""
+  key_ = ("tf2x_file_kind", analysis.module)
+  if key_ in analysis.memo:
+    return analysis.memo[key_]
+  keras = v1 = False
+  for node, parent in analysis.parents.items():
+    if not isinstance(node, cst.Attribute) or (
+        isinstance(parent, cst.Attribute) and parent.value is node):
+      continue  # Only whole chains: `tf.keras.layers.Dense`, once.
+    path = analysis.path(node, raw=True) or ""
+    if any(syntax.under(path, m) for m in _KERAS_MODULES):
+      keras = True
+    if any(syntax.under(path, m) for m in _V1_MODULES) or (
+        syntax.under(path, "tensorflow.train") and
+        path.endswith("Optimizer")):
+      v1 = True
+  kind = "unknown" if keras == v1 else ("keras" if keras else "v1")
+  analysis.memo[key_] = kind
+  return kind
 
 
 def _renamed_keyword(old: str, new: str):

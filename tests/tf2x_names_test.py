@@ -131,6 +131,33 @@ class Tf2xNamesTest(parameterized.TestCase):
     self.assertEqual([l for l, _ in result.warnings], [6])
     self.assertIn("only on a GPU", dict(result.tf2x_notes)[3])
 
+  @parameterized.named_parameters(
+      # NVIDIA's TF2 BERT: a Keras model's optimizer, in a Keras-only file.
+      ("keras_file", """\
+        import tensorflow as tf
+        model = tf.keras.Model(inputs, outputs)
+        model.optimizer = make_optimizer()
+        model.optimizer = (
+            tf.train.experimental.enable_mixed_precision_graph_rewrite(
+                model.optimizer))
+        """, "contrib_mixed_precision.KerasLossScaleOptimizer(\n"),
+      # NVIDIA's TF1 BERT: an optimizer built by a helper, in an Estimator
+      # file.
+      ("v1_file", """\
+        import tensorflow as tf
+        spec = tf.estimator.EstimatorSpec(mode, loss=loss)
+        opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(
+            make_optimizer(), loss_scaler)
+        """, "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_"
+         "rewrite(\n"),
+  )
+  def test_graph_rewrite_of_an_unseen_optimizer_follows_the_file(
+      self, source, expected):
+    text, result = _upgrade(source)
+    self.assertIn(expected, text)
+    self.assertEqual(len(result.warnings), 1)
+    self.assertIn("because this file uses", result.warnings[0][1])
+
   def test_policy_loss_scale_is_reported(self):
     text, result = _upgrade("""\
         import tensorflow as tf
