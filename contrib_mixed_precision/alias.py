@@ -1,6 +1,11 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Opt-in runtime alias: `tf.contrib.mixed_precision` resolves to this package.
+"""Opt-in runtime alias: legacy mixed-precision names resolve on TF 2.15+.
+
+`tf.contrib.mixed_precision` resolves to this package, and TF 2.0-2.8's
+removed experimental names (`tf.train.experimental.DynamicLossScale`,
+`tf.keras.mixed_precision.experimental`, ...) come back, each as what
+`contrib-mp-upgrade` converts it to.
 
 This is a migration aid for code that cannot be edited (vendored, generated,
 or owned by someone else). Code you can edit should be converted once with
@@ -23,6 +28,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
+import warnings
 
 _MP = "tensorflow.contrib.mixed_precision"
 
@@ -131,6 +137,144 @@ def _real_contrib(tf):
   return None
 
 
+# TF 2.0-2.8's loss scales, exported today as `tf.compat.v1.mixed_precision`.
+_TF2X_LOSS_SCALES = ("LossScale", "FixedLossScale", "DynamicLossScale")
+
+
+def _keras_loss_scale_optimizer():
+  """This package's Keras optimizer, looked up when first used."""
+  package = sys.modules["contrib_mixed_precision"]
+  try:
+    return package.KerasLossScaleOptimizer
+  except AttributeError:
+    raise AttributeError(
+        "TF 2.x's Keras `LossScaleOptimizer` is served by "
+        "`contrib_mixed_precision.KerasLossScaleOptimizer`, which this "
+        "installation of contrib_mixed_precision does not have. Upgrade "
+        "contrib_mixed_precision.") from None
+
+
+def _enable_mixed_precision_graph_rewrite(opt, loss_scale="dynamic"):
+  """TF 2.0-2.8's `tf.train.experimental.enable_mixed_precision_graph_rewrite`.
+
+  A `tf.compat.v1` optimizer goes to TF's own v1 function, which is TF
+  2.0's code. A Keras optimizer is wrapped in this package's
+  `KerasLossScaleOptimizer` (TF 2.0's numbers; today's TF function refuses
+  today's Keras optimizers), and Grappler's float16 rewrite is turned on as
+  TF 2.x's function did; it casts only on a GPU.
+  """
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  if isinstance(opt, tf.compat.v1.train.Optimizer):
+    return tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(
+        opt, loss_scale)
+  wrapped = _keras_loss_scale_optimizer()(opt, loss_scale)
+  tf.config.optimizer.set_experimental_options({"auto_mixed_precision": True})
+  return wrapped
+
+
+def _disable_mixed_precision_graph_rewrite():
+  """TF 2.0-2.8's `disable_mixed_precision_graph_rewrite`: the rewrite off."""
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tf.config.optimizer.set_experimental_options({"auto_mixed_precision": False})
+
+
+class _KerasExperimentalAlias(types.ModuleType):
+  """`tf.keras.mixed_precision.experimental` of TF 2.0-2.8, on today's Keras."""
+
+  def __getattr__(self, name):
+    if name == "LossScaleOptimizer":
+      return _keras_loss_scale_optimizer()
+    raise AttributeError(
+        "module {!r} (TF 2.0-2.8's, restored by "
+        "`contrib_mixed_precision.install_alias()`) has no attribute {!r}. "
+        "It has Policy, set_policy, global_policy, get_layer_policy and "
+        "LossScaleOptimizer.".format(self.__name__, name))
+
+
+def _keras_experimental(mixed_precision):
+  """The stand-in `experimental` module over today's Keras mixed precision."""
+  module = _KerasExperimentalAlias(
+      "tensorflow.keras.mixed_precision.experimental",
+      "TF 2.0-2.8's `tf.keras.mixed_precision.experimental`, restored by "
+      "`contrib_mixed_precision.install_alias()`.")
+
+  def policy(name, loss_scale="auto"):
+    """TF 2.x's `Policy(name, loss_scale)`: today's Policy, and a warning."""
+    if loss_scale not in ("auto", None) or (
+        loss_scale is None and name == "mixed_float16"):
+      warnings.warn(
+          "`Policy({!r}, loss_scale={!r})`: today's Keras Policy has no loss "
+          "scale, so `compile` will not use this one. Wrap the optimizer the "
+          "model is compiled with: "
+          "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
+          "loss_scale)`.".format(name, loss_scale), stacklevel=2)
+    return mixed_precision.Policy(name)
+
+  module.Policy = policy
+  module.set_policy = mixed_precision.set_global_policy
+  module.global_policy = mixed_precision.global_policy
+  module.get_layer_policy = lambda layer: layer.dtype_policy
+  module.__contrib_mixed_precision_alias__ = True
+  return module
+
+
+def _install_tf2x(tf) -> None:
+  """Puts TF 2.0-2.8's removed mixed-precision names back (idempotent)."""
+  v1 = tf.compat.v1.mixed_precision
+  modules = [tf.train.experimental, tf.compat.v2.train.experimental]
+  for name in ("tensorflow.train.experimental",
+               "tensorflow.compat.v2.train.experimental"):
+    # Importing an API module by name makes another module object (and
+    # rebinds the attribute): `from tensorflow.train.experimental import X`
+    # reads that one.
+    modules.append(importlib.import_module(name))
+  modules += [tf.train.experimental, tf.compat.v2.train.experimental]
+  for experimental in modules:
+    for name in _TF2X_LOSS_SCALES:
+      setattr(experimental, name, getattr(v1, name))
+    experimental.enable_mixed_precision_graph_rewrite = (
+        _enable_mixed_precision_graph_rewrite)
+    experimental.disable_mixed_precision_graph_rewrite = (
+        _disable_mixed_precision_graph_rewrite)
+  if not _is_ours(sys.modules.get("tensorflow.mixed_precision")):
+    top = types.ModuleType(
+        "tensorflow.mixed_precision",
+        "TF 2.1-2.8's `tf.mixed_precision`, restored by "
+        "`contrib_mixed_precision.install_alias()`.")
+    experimental = types.ModuleType(
+        "tensorflow.mixed_precision.experimental",
+        "TF 2.1-2.8's `tf.mixed_precision.experimental`, restored by "
+        "`contrib_mixed_precision.install_alias()`.")
+    for name in _TF2X_LOSS_SCALES:
+      setattr(experimental, name, getattr(v1, name))
+    top.experimental = experimental
+    top.__contrib_mixed_precision_alias__ = True
+    experimental.__contrib_mixed_precision_alias__ = True
+    for module in (top, experimental):
+      sys.modules[module.__name__] = module
+      sys.modules[module.__name__.replace("tensorflow.",
+                                          "tensorflow.compat.v2.", 1)] = (
+                                              module)
+    tf.mixed_precision = top
+    tf.compat.v2.mixed_precision = top
+  try:
+    keras_mp = tf.keras.mixed_precision
+    # Importing it by name gives another module object on TF 2.16+ (and
+    # rebinds `tf.keras.mixed_precision`): each must hold `experimental`.
+    modules = [keras_mp,
+               importlib.import_module("tensorflow.keras.mixed_precision"),
+               tf.keras.mixed_precision]
+  except (AttributeError, ImportError):
+    return  # No Keras in this environment: nothing of it to restore.
+  experimental = sys.modules.get(
+      "tensorflow.keras.mixed_precision.experimental")
+  if not _is_ours(experimental):
+    experimental = _keras_experimental(keras_mp)
+    sys.modules["tensorflow.keras.mixed_precision.experimental"] = experimental
+  for module in modules:
+    module.experimental = experimental
+
+
 def install_alias() -> None:
   """Makes every TF 1.15 way of reaching `tf.contrib.mixed_precision` work.
 
@@ -154,6 +298,22 @@ def install_alias() -> None:
   raises an AttributeError that says so. If a real `tensorflow.contrib`
   exists (it never does on TensorFlow 2), only its `mixed_precision`
   attribute is set; its other attributes are left alone.
+
+  TF 2.0-2.8's removed names come back too, as `contrib-mp-upgrade`
+  converts them:
+
+  * `tf.train.experimental.{LossScale, FixedLossScale, DynamicLossScale}`
+    (also through `tf.compat.v2`) and `tf.mixed_precision.experimental.*`
+    are TF's `tf.compat.v1.mixed_precision` classes, the very ones TF 2.0
+    exported;
+  * `tf.train.experimental.enable_mixed_precision_graph_rewrite(opt,
+    loss_scale)` hands a `tf.compat.v1` optimizer to TF's v1 function, and
+    wraps a Keras one in `KerasLossScaleOptimizer` (turning Grappler's
+    float16 rewrite on, as TF 2.x did; it casts only on a GPU);
+  * `tf.keras.mixed_precision.experimental`: `Policy` (its `loss_scale` is
+    not used by today's Keras, and a warning says so), `set_policy`,
+    `global_policy`, `get_layer_policy` and `LossScaleOptimizer`, which is
+    this package's `KerasLossScaleOptimizer`.
 
   Call it once, before the legacy code is imported; calling it again does
   nothing. It is a migration aid: prefer converting code you own with the
@@ -184,6 +344,7 @@ def install_alias() -> None:
   lsm = importlib.import_module("contrib_mixed_precision.loss_scale_manager")
   lso = importlib.import_module("contrib_mixed_precision.loss_scale_optimizer")
 
+  _install_tf2x(tf)
   existing = sys.modules.get(_MP)
   if existing is not None and _is_ours(existing):
     return  # Already installed: idempotent.

@@ -108,6 +108,8 @@ _IMPORTS = re.compile(r"\bimport\b|\b__import__\s*\(|\bimport_module\s*\(")
 def message(change) -> str:
   """What `--check` says about one `rewrite.Change`."""
   old = _quote(change.old)
+  if change.tf2x:
+    return _tf2x_message(change, old)
   if change.new == "(removed)":
     return "{} uses tf.contrib.mixed_precision, which TF 2 does not have: " \
            "{}".format(old, FIX)
@@ -115,6 +117,20 @@ def message(change) -> str:
     return "{} imports tf.contrib.mixed_precision, which TF 2 does not " \
            "have: {}".format(old, FIX)
   return "{} is gone in TF 2: {}".format(old, FIX)
+
+
+def _tf2x_message(change, old: str) -> str:
+  """What `--check` says about a TF 2.0-2.8 name (`tf2x_names`)."""
+  if change.tf2x == "import":
+    return ("{} imports TF 2.0-2.8's experimental mixed precision, which TF "
+            "2.9 removed: {}".format(old, FIX))
+  if change.tf2x.endswith("loss_scale=...)"):
+    return ("{} passes TF 2.0-2.8's `loss_scale`, which today's class "
+            "refuses: {}".format(old, FIX))
+  if old == change.tf2x:
+    return "{} is TF 2.0-2.8's, which TF 2.9 removed: {}".format(old, FIX)
+  return "{} is TF 2.0-2.8's `{}`, which TF 2.9 removed: {}".format(
+      old, change.tf2x, FIX)
 
 
 def _error(path: str, why: str, line: int = 1) -> Finding:
@@ -309,10 +325,13 @@ def main(parser: Callable[[], argparse.ArgumentParser],
   errors = len(findings) - len(uses)
   parts = []
   if uses:
-    parts.append("{} use(s) of tf.contrib.mixed_precision left in {} "
+    what = "tf.contrib.mixed_precision"
+    if any("TF 2.0-2.8" in f.message for f in uses):
+      what += " or of TF 2.0-2.8's removed mixed-precision names"
+    parts.append("{} use(s) of {} left in {} "
                  "file(s); convert them with `{} --intree DIR --inplace` (or "
                  "`--infile FILE --inplace`)".format(
-                     len(uses), len({f.path for f in uses}), PROG))
+                     len(uses), what, len({f.path for f in uses}), PROG))
   if errors:
     parts.append("{} file(s) could not be checked".format(errors))
   print("{}: --check: {} file(s) checked: {}.".format(

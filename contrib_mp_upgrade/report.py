@@ -117,7 +117,7 @@ def render(plan: walk.Plan, source: str, destination: str,
   failed = [e for e in python if e.result.error]
   attention = [e for e in python
                if not e.result.changed and not e.result.error and
-               e.result.warnings]
+               (e.result.warnings or e.result.tf2x_lost)]
   tf_changed = set(tf_summary.changed) if tf_summary else set()
   tf_issues: Dict[str, List[Tuple[int, str, str]]] = {}
   if tf_summary:
@@ -133,9 +133,11 @@ def render(plan: walk.Plan, source: str, destination: str,
   out.extend(_before_you_run(python, tf_summary))
 
   if changed:
-    out.append("Converted (tf.contrib.mixed_precision -> {}{}): {}".format(
+    out.append("Converted (tf.contrib.mixed_precision -> {}{}{}): {}".format(
         rewrite.PACKAGE, "; tf.contrib.layers, framework and slim -> "
         "tf_slim" if any(e.result.slim_lines for e in python) else "",
+        "; TF 2.0-2.8 experimental mixed precision -> TF 2.15+" if any(
+            c.tf2x for e in changed for c in e.result.changes) else "",
         _plural(len(changed), "file")))
     out.append("-" * 79)
     for entry in changed:
@@ -156,6 +158,9 @@ def render(plan: walk.Plan, source: str, destination: str,
             entry.name, entry.result.error, loud))
       for line, message in entry.result.warnings:
         out.append("{}: WARNING: {}".format(entry.where(line), message))
+      for line, what, fix in entry.result.tf2x_lost:
+        out.append("{}: NOT KEPT: {}. Fix: {}.".format(entry.where(line),
+                                                      what, fix))
     out.append("")
 
   others = [e for e in python
@@ -210,6 +215,12 @@ def _file_block(entry: walk.Entry, tf_issues, tf_changed: bool,
                                         added.text))
   for line, message in result.warnings:
     out.append("  {}: WARNING: {}".format(entry.at(line), message))
+  # TF 2.0-2.8 names: what each became, and what could not be kept.
+  for line, message in result.tf2x_notes:
+    out.append("  {}: {}".format(entry.at(line), message))
+  for line, what, fix in result.tf2x_lost:
+    out.append("  {}: NOT KEPT: {}. Fix: {}.".format(entry.at(line), what,
+                                                     fix))
   out.extend(_slim_left(result, entry))
   if result.other_contrib:
     out.append("  still uses other tf.contrib modules (not converted): " +
@@ -311,6 +322,7 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
                           ", once tf_upgrade_v2 has converted the rest of "
                           "the TF1 API (--tf_upgrade_v2)")]
   out.extend(_slim_note(python))
+  out.extend(_not_kept(readable))
   if ranked:
     out.append("What still stops the others, most files first (each "
                "converted file's block below repeats its own):")
@@ -322,6 +334,28 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
       out.append("  - {}: {} (first: {}). Fix: {}.".format(
           what, count, ", ".join(e.name for e in entries[:3]), fixes[what]))
   out.append("")
+  return out
+
+
+def _not_kept(python: List[walk.Entry]) -> List[str]:
+  """What no spelling of TF 2.0-2.8's names keeps, most files first."""
+  lost: Dict[str, List[walk.Entry]] = {}
+  uses: Dict[str, int] = {}
+  fixes: Dict[str, str] = {}
+  for entry in python:
+    for _, what, fix in entry.result.tf2x_lost:
+      if entry not in lost.setdefault(what, []):
+        lost[what].append(entry)
+      uses[what] = uses.get(what, 0) + 1
+      fixes.setdefault(what, fix)
+  if not lost:
+    return []
+  out = ["What this command could not keep from TF 2.0-2.8 (the program "
+         "runs, but not as it did there), most files first:"]
+  for what, entries in sorted(lost.items(), key=lambda x: (-len(x[1]), x[0])):
+    out.append("  - {}: {}, {} (first: {}). Fix: {}.".format(
+        what, _plural(len(entries), "file"), _plural(uses[what], "use"),
+        ", ".join(e.name for e in entries[:3]), fixes[what]))
   return out
 
 
@@ -444,6 +478,11 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if any(e.result.slim_lines for e in python):
     todo.append("install tf_slim where the output runs ({}): the "
                 "rewritten files import it.".format(slim.INSTALL))
+  lost = sum(len(e.result.tf2x_lost) for e in python)
+  if lost:
+    todo.append("apply the fixes for the {} of TF 2.0-2.8 behaviour that "
+                "\"Before you run it\" says could not be kept.".format(
+                    _plural(lost, "use")))
   blocked = sum(1 for e in python if not e.result.error and e.blockers)
   if blocked:
     todo.append("apply the fixes \"Before you run it\" names for the {} "

@@ -41,6 +41,7 @@ from contrib_mp_upgrade import guards
 from contrib_mp_upgrade import resolve
 from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import syntax
+from contrib_mp_upgrade import tf2x_names
 from contrib_mp_upgrade import uses
 
 # The public names other modules and tests read from here.
@@ -62,11 +63,14 @@ class Change:
 
   `column` is where the rewritten code starts on `line`, counted in
   characters from 1 as linters print it (`--check`); 0 when not known.
+  `tf2x` is the TF 2.0-2.8 name a change converts (`tf2x_names`), "" for
+  `tf.contrib.mixed_precision`.
   """
   line: int
   old: str
   new: str
   column: int = 0
+  tf2x: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +106,9 @@ class FileResult:
       `tf_slim`.
     slim_left: With `--contrib-to-slim`, `(line, why)` for each
       `tf.contrib.layers`/`framework`/`slim` use left unchanged.
+    tf2x_notes: `(line, text)`: what a TF 2.0-2.8 name became, where that
+      differs from TF 2.x.
+    tf2x_lost: `(line, what, fix)`: TF 2.0-2.8 behaviour no spelling keeps.
   """
   new_source: bytes
   changes: List[Change] = dataclasses.field(default_factory=list)
@@ -115,6 +122,9 @@ class FileResult:
   mentions_api: bool = False
   slim_lines: List[int] = dataclasses.field(default_factory=list)
   slim_left: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
+  tf2x_notes: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
+  tf2x_lost: List[Tuple[int, str, str]] = dataclasses.field(
+      default_factory=list)
 
   @property
   def changed(self) -> bool:
@@ -145,10 +155,11 @@ class _Rewriter(cst.CSTTransformer):
     self._one_line: Optional[Dict[int, List[Tuple[cst.CSTNode, int]]]] = None
 
   def _note(self, node: cst.CSTNode, line: int, old: str, new: str,
-            at: Optional[cst.CSTNode] = None) -> None:
+            at: Optional[cst.CSTNode] = None, tf2x: str = "") -> None:
     """Records a change; `at` (else `node`) is where its column is read."""
     start = self.a.positions[node if at is None else at].start
-    self.changes.append(Change(line, old, new, column=start.column + 1))
+    self.changes.append(Change(line, old, new, column=start.column + 1,
+                               tf2x=tf2x))
     self.warnings.extend((line, why) for _, why in guards.guards(self.a, node))
 
   # -- expressions -----------------------------------------------------------
@@ -211,6 +222,13 @@ class _Rewriter(cst.CSTTransformer):
 
   def leave_Call(self, original_node, updated_node):
     updated_node = self._realign(original_node, updated_node)
+    if original_node in self.plan.calls:
+      # A TF 2.0-2.8 call rewritten as a whole (`tf2x_names`).
+      rewrite, name = self.plan.calls[original_node]
+      result = rewrite(self._leave_expression(original_node, updated_node))
+      self._note(original_node, self.a.line(original_node),
+                 syntax.code(original_node), syntax.code(result), tf2x=name)
+      return result
     if original_node not in self.plan.literals:
       return self._leave_expression(original_node, updated_node)
     literal, module = self.plan.literals[original_node]
@@ -334,7 +352,13 @@ class _Rewriter(cst.CSTTransformer):
     body = []
     changed = False
     first = None  # The first statement of the line that changes.
-    for original, updated in zip(original_node.body, updated_node.body):
+    tf2x = ""
+    pairs = zip(original_node.body, updated_node.body)
+    if original_node in self.plan.statements:
+      # Imports of TF 2.0-2.8 paths (`tf2x_names`), decided whole.
+      body = list(self.plan.statements[original_node])
+      changed, first, tf2x, pairs = True, original_node.body[0], "import", ()
+    for original, updated in pairs:
       if original in self.plan.remove_statements:
         changed = True
         first = original if first is None else first
@@ -355,19 +379,20 @@ class _Rewriter(cst.CSTTransformer):
     line = self.a.line(original_node)
     old = syntax.statement_code(original_node)
     if not body:
-      self._note(original_node, line, old, "(removed)", at=first)
+      self._note(original_node, line, old, "(removed)", at=first, tf2x=tf2x)
       return cst.RemoveFromParent()
     if len(body) == 1 or not all(
         isinstance(s, (cst.Import, cst.ImportFrom)) for s in body):
       result = updated_node.with_changes(body=body)
       self._note(original_node, line, old, syntax.statement_code(result),
-                 at=first)
+                 at=first, tf2x=tf2x)
       return result
     # Split imports into one line each; the first keeps the line's comments.
     lines = [updated_node.with_changes(body=[body[0]])]
     lines += [cst.SimpleStatementLine(body=[s]) for s in body[1:]]
     self._note(original_node, line, old,
-               "; ".join(syntax.statement_code(s) for s in lines), at=first)
+               "; ".join(syntax.statement_code(s) for s in lines), at=first,
+               tf2x=tf2x)
     return cst.FlattenSentinel(lines)
 
 
@@ -554,8 +579,8 @@ def _parse_error(source: bytes, error: Exception) -> str:
 
 def needs_libcst(source: bytes, contrib_to_slim: bool = False) -> bool:
   """Whether `upgrade_source` may rewrite `source` (else it only reads it)."""
-  return b"mixed_precision" in source or (contrib_to_slim and
-                                          slim.may_apply(source))
+  return (b"mixed_precision" in source or tf2x_names.may_apply(source) or
+          (contrib_to_slim and slim.may_apply(source)))
 
 
 _TOO_DEEP = "it nests too deeply for this command to analyse"
@@ -603,7 +628,8 @@ def upgrade_source(source: bytes,
       error = _parse_error(source, e)
   if error is not None:
     return FileResult(new_source=source, error=error, mentions_api=mentions)
-  if b"contrib" not in source and b"layers" not in source:
+  if (b"contrib" not in source and b"layers" not in source and
+      not tf2x_names.may_apply(source)):
     return FileResult(new_source=source)  # Nothing this command reports.
   try:
     return _upgrade_tree(source, tree, mentions, contrib_to_slim)
@@ -691,6 +717,17 @@ def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
         alias_name = _fresh_name(analysis, syntax.PACKAGE + "_lib")
       name = alias_name
     plan.replace[node] = name
+  # TF 2.0-2.8's names, with this package's name chosen as for contrib's.
+
+  def package_name(node):
+    nonlocal alias_name
+    if _package_name_is_free(analysis, node):
+      return syntax.PACKAGE
+    if alias_name is None:
+      alias_name = _fresh_name(analysis, syntax.PACKAGE + "_lib")
+    return alias_name
+
+  tf2x = tf2x_names.plan(analysis, plan, package_name)
   # A dynamic import inside a replaced expression goes with it.
   replaced = set(targets)
   plan.literals = {call: change
@@ -709,6 +746,13 @@ def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
   for node in to_slim.replaced:
     rewriter._note(  # pylint: disable=protected-access
         node, analysis.line(node), syntax.code(node), plan.replace[node])
+  for node, name in tf2x.noted.items():
+    call = analysis.parents.get(node)
+    if call not in plan.calls or call.func is not node:
+      # A call rewritten as a whole is noted whole (`leave_Call`).
+      rewriter._note(  # pylint: disable=protected-access
+          node, analysis.line(node), syntax.code(node), plan.replace[node],
+          tf2x=name)
   result = FileResult(new_source=source, mentions_api=mentions,
                       slim_lines=sorted(to_slim.lines),
                       slim_left=to_slim.left)
@@ -721,8 +765,10 @@ def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
   result.legacy_layers = sorted(set(collector.layers + rewriter.layers))
   result.bare_layers = sorted({analysis.line(n)
                                for n in collector.bare_layers})
+  result.tf2x_notes = sorted(set(tf2x.notes))
+  result.tf2x_lost = sorted(set(tf2x.lost))
   warnings = (set(plan.warnings) | set(rewriter.warnings) |
-              set(collector.unresolved))
+              set(collector.unresolved) | set(tf2x.warnings))
   result.warnings = sorted(warnings)
   if not rewriter.changes:
     return result

@@ -8,7 +8,7 @@ warn that it cannot be resolved. `contrib_objects` decides what happens to
 names bound to `tf.contrib` itself. The decisions go into a `Plan`.
 """
 
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 from libcst import metadata
@@ -190,6 +190,11 @@ class Plan:
                             Tuple[str, Optional[str]]] = {}
     self.remove_statements: Set[cst.CSTNode] = set()
     self.warnings: List[Tuple[int, str]] = []
+    # TF 2.0-2.8 names (`tf2x_names`): import lines given new statements,
+    # and calls rewritten as a whole, each with the TF 2.x name it used.
+    self.statements: Dict[cst.CSTNode, List[cst.BaseSmallStatement]] = {}
+    self.calls: Dict[cst.Call, Tuple[Callable[[cst.Call],
+                                              cst.BaseExpression], str]] = {}
 
 
 def contrib_objects(analysis: resolve.Analysis, plan: Plan) -> None:

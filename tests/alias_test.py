@@ -6,12 +6,16 @@ The alias changes process-wide state (`sys.modules`, attributes of the
 `tensorflow` module), so every test runs its code in a fresh subprocess.
 """
 
+import json
 import os
+import tempfile
 import textwrap
 
 from absl.testing import parameterized
+import numpy as np
 import tensorflow as tf
 
+import tf2x_programs as programs
 import upgrade_fixture_util as util
 
 _PRELUDE = """
@@ -255,6 +259,77 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
     for key in ("loss", "w", "b"):
       self.assertAllClose(values[key], expected[key], rtol=1e-5, atol=1e-6,
                           msg=key)
+
+
+  @parameterized.named_parameters(
+      ("train_experimental", """
+       import tensorflow as tf
+       v1 = tf.compat.v1.mixed_precision
+       assert tf.train.experimental.DynamicLossScale is v1.DynamicLossScale
+       assert tf.compat.v2.train.experimental.LossScale is v1.LossScale
+       from tensorflow.train.experimental import FixedLossScale
+       assert FixedLossScale is v1.FixedLossScale
+       """),
+      ("mixed_precision_experimental", """
+       import tensorflow as tf
+       v1 = tf.compat.v1.mixed_precision
+       assert tf.mixed_precision.experimental.DynamicLossScale is (
+           v1.DynamicLossScale)
+       from tensorflow.mixed_precision import experimental as mpe
+       from tensorflow.mixed_precision.experimental import LossScale
+       import tensorflow.mixed_precision.experimental as mpe2
+       assert mpe is mpe2 and LossScale is v1.LossScale
+       """),
+      ("keras_experimental", """
+       import tensorflow as tf
+       from tensorflow.keras.mixed_precision import experimental as mp
+       from tensorflow.keras.mixed_precision.experimental import (
+           get_layer_policy)
+       assert tf.keras.mixed_precision.experimental is mp
+       mp.set_policy(mp.Policy("mixed_float16"))
+       assert mp.global_policy().name == "mixed_float16"
+       layer = tf.keras.layers.Dense(2)
+       assert get_layer_policy(layer).compute_dtype == "float16"
+       assert layer(tf.ones([1, 3])).dtype == tf.float16
+       """),
+  )
+  def test_tf2x_names_come_back(self, code):
+    # Unconverted TF 2.0-2.8 code, on the Keras this TF has by default.
+    stdout = _run("install_alias()\n" + textwrap.dedent(code) +
+                  "\nprint('ok')\n")
+    self.assertEqual(stdout.strip().splitlines()[-1], "ok")
+
+  def test_tf2x_policy_loss_scale_warns(self):
+    stdout = _run("""
+        install_alias()
+        import warnings
+        import tensorflow as tf
+        with warnings.catch_warnings(record=True) as caught:
+          warnings.simplefilter("always")
+          p = tf.keras.mixed_precision.experimental.Policy(
+              "mixed_float16", loss_scale=128)
+        assert p.name == "mixed_float16"
+        print(str(caught[-1].message))
+        """)
+    self.assertIn("KerasLossScaleOptimizer(optimizer, loss_scale)", stdout)
+
+  @parameterized.parameters("row1_train_experimental.py",
+                            "row3_graph_rewrite_v1.py")
+  def test_unconverted_tf2x_program_keeps_tf20_numbers(self, name):
+    # The program as TF 2.0-2.8 users wrote it, run behind the alias, judged
+    # by TF 2.0's own classes in a Session (tests/tf2x_programs.py).
+    cases = json.dumps(programs.CASES)
+    reference = programs.traces(util.run_python(
+        ["-c", programs.REFERENCE, cases]))
+    # A file, not `-c`: AutoGraph reads a `tf.function`'s source.
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, name)
+      with open(path, "w") as f:
+        f.write(_PRELUDE + "install_alias()\n" + programs.TREE[name])
+      found = programs.traces(util.run_python([path, cases]))
+    self.assertEqual(sorted(found), sorted(reference))
+    for case in sorted(reference):
+      np.testing.assert_array_equal(found[case], reference[case])
 
 
 class _Stdout(object):

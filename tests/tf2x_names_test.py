@@ -1,0 +1,238 @@
+# Copyright 2026 The contrib_mixed_precision Authors.
+# SPDX-License-Identifier: Apache-2.0
+"""Tests for `contrib_mp_upgrade.tf2x_names`: TF 2.0-2.8 names, converted.
+
+In-process and TensorFlow-free: each test converts a source with
+`rewrite.upgrade_source` and reads the text, the notes and what was not
+kept. tests/upgrade_tf2x_test.py runs the converted programs.
+"""
+
+import textwrap
+
+from absl.testing import absltest
+from absl.testing import parameterized
+
+from contrib_mp_upgrade import check
+from contrib_mp_upgrade import rewrite
+from contrib_mp_upgrade import tf2x_names
+
+
+def _upgrade(source):
+  result = rewrite.upgrade_source(textwrap.dedent(source).encode())
+  return result.new_source.decode(), result
+
+
+class Tf2xNamesTest(parameterized.TestCase):
+
+  @parameterized.named_parameters(
+      ("train_experimental",
+       "tf.train.experimental.DynamicLossScale(2**15, 20, 4.)",
+       "tf.compat.v1.mixed_precision.DynamicLossScale(2**15, 20, 4.)"),
+      ("compat_v2", "tf.compat.v2.train.experimental.FixedLossScale(128)",
+       "tf.compat.v1.mixed_precision.FixedLossScale(128)"),
+      ("mixed_precision_experimental",
+       "tf.mixed_precision.experimental.LossScale",
+       "tf.compat.v1.mixed_precision.LossScale"),
+      ("set_policy",
+       "tf.keras.mixed_precision.experimental.set_policy('mixed_float16')",
+       "tf.keras.mixed_precision.set_global_policy('mixed_float16')"),
+      ("global_policy", "tf.keras.mixed_precision.experimental.global_policy()",
+       "tf.keras.mixed_precision.global_policy()"),
+      ("get_layer_policy",
+       "tf.keras.mixed_precision.experimental.get_layer_policy(layers[0])",
+       "layers[0].dtype_policy"),
+      ("get_layer_policy_parenthesized",
+       "tf.keras.mixed_precision.experimental.get_layer_policy(a or b)",
+       "(a or b).dtype_policy"),
+      ("lso",
+       "tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, 8)",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(opt, 8)"),
+      ("today_lso_with_loss_scale",
+       "tf.keras.mixed_precision.LossScaleOptimizer(opt, loss_scale=ls)",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(opt, loss_scale=ls)"),
+      ("disable",
+       "tf.train.experimental.disable_mixed_precision_graph_rewrite()",
+       "tf.compat.v1.mixed_precision.disable_mixed_precision_graph_rewrite()"),
+  )
+  def test_converts(self, old, new):
+    text, result = _upgrade("import tensorflow as tf\nx = {}\n".format(old))
+    self.assertIn("x = {}\n".format(new), text)
+    self.assertTrue(all(c.tf2x for c in result.changes), result.changes)
+
+  @parameterized.named_parameters(
+      ("compat_v1_train", "tf.compat.v1.train.experimental.DynamicLossScale()"),
+      ("compat_v1_mp",
+       "tf.compat.v1.mixed_precision.experimental.FixedLossScale(8)"),
+      ("today_lso", "tf.keras.mixed_precision.LossScaleOptimizer(opt)"),
+      ("today_policy", "tf.keras.mixed_precision.Policy('mixed_float16')"),
+      ("not_tensorflow", "np.train.experimental.DynamicLossScale()"),
+  )
+  def test_leaves_valid_names_alone(self, code):
+    source = "import numpy as np\nimport tensorflow as tf\nx = {}\n".format(
+        code)
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual(result.changes, [])
+
+  def test_aliased_module_imports(self):
+    text, _ = _upgrade("""\
+        from tensorflow.keras.mixed_precision import experimental as mixed_precision
+        import tensorflow.keras.mixed_precision.experimental as kmp
+        mixed_precision.set_policy('mixed_float16')
+        p = kmp.global_policy()
+        """)
+    self.assertEqual(text, textwrap.dedent("""\
+        from tensorflow.keras import mixed_precision
+        import tensorflow.keras.mixed_precision as kmp
+        mixed_precision.set_global_policy('mixed_float16')
+        p = kmp.global_policy()
+        """))
+
+  def test_imported_names(self):
+    text, result = _upgrade("""\
+        from tensorflow.keras.mixed_precision.experimental import (
+            Policy, set_policy, get_layer_policy, LossScaleOptimizer as LSO)
+        from tensorflow.train.experimental import DynamicLossScale
+        set_policy(Policy('mixed_float16'))
+        opt = LSO(opt, DynamicLossScale())
+        print(get_layer_policy(layer).name)
+        """)
+    self.assertEqual(text, textwrap.dedent("""\
+        from tensorflow.keras.mixed_precision import Policy
+        from tensorflow.keras.mixed_precision import set_global_policy as set_policy
+        from contrib_mixed_precision import KerasLossScaleOptimizer as LSO
+        from tensorflow.compat.v1.mixed_precision import DynamicLossScale
+        set_policy(Policy('mixed_float16'))
+        opt = LSO(opt, DynamicLossScale())
+        print(layer.dtype_policy.name)
+        """))
+    self.assertTrue(any("skipped_steps_advance_iterations=True" in note
+                        for _, note in result.tf2x_notes))
+
+  def test_graph_rewrite_follows_the_optimizer(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        v1 = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+        v1 = tf.train.experimental.enable_mixed_precision_graph_rewrite(v1, 'dynamic')
+        k = tf.keras.optimizers.Adam()
+        k = tf.train.experimental.enable_mixed_precision_graph_rewrite(opt=k)
+        u = tf.train.experimental.enable_mixed_precision_graph_rewrite(make())
+        """)
+    self.assertIn("v1 = tf.compat.v1.mixed_precision."
+                  "enable_mixed_precision_graph_rewrite(v1, 'dynamic')", text)
+    self.assertIn("k = contrib_mixed_precision.KerasLossScaleOptimizer("
+                  "optimizer=k)", text)
+    self.assertIn("u = tf.compat.v1.mixed_precision."
+                  "enable_mixed_precision_graph_rewrite(make())", text)
+    self.assertIn("import contrib_mixed_precision\n", text)
+    # What was kept for the Keras optimizer, and what was not.
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(5, tf2x_names.LOST_REWRITE)])
+    self.assertEqual([l for l, _ in result.warnings], [6])
+    self.assertIn("only on a GPU", dict(result.tf2x_notes)[3])
+
+  @parameterized.named_parameters(
+      # NVIDIA's TF2 BERT: a Keras model's optimizer, in a Keras-only file.
+      ("keras_file", """\
+        import tensorflow as tf
+        model = tf.keras.Model(inputs, outputs)
+        model.optimizer = make_optimizer()
+        model.optimizer = (
+            tf.train.experimental.enable_mixed_precision_graph_rewrite(
+                model.optimizer))
+        """, "contrib_mixed_precision.KerasLossScaleOptimizer(\n"),
+      # NVIDIA's TF1 BERT: an optimizer built by a helper, in an Estimator
+      # file.
+      ("v1_file", """\
+        import tensorflow as tf
+        spec = tf.estimator.EstimatorSpec(mode, loss=loss)
+        opt = tf.train.experimental.enable_mixed_precision_graph_rewrite(
+            make_optimizer(), loss_scaler)
+        """, "tf.compat.v1.mixed_precision.enable_mixed_precision_graph_"
+         "rewrite(\n"),
+  )
+  def test_graph_rewrite_of_an_unseen_optimizer_follows_the_file(
+      self, source, expected):
+    text, result = _upgrade(source)
+    self.assertIn(expected, text)
+    self.assertEqual(len(result.warnings), 1)
+    self.assertIn("because this file uses", result.warnings[0][1])
+
+  def test_policy_loss_scale_is_reported(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        p = tf.keras.mixed_precision.experimental.Policy(
+            'mixed_float16', loss_scale=tf.train.experimental.FixedLossScale(
+                64))
+        q = tf.keras.mixed_precision.experimental.Policy('float32', None)
+        """)
+    self.assertIn("p = tf.keras.mixed_precision.Policy(\n    'mixed_float16')",
+                  text)
+    self.assertIn("q = tf.keras.mixed_precision.Policy('float32')", text)
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(2, tf2x_names.LOST_POLICY)])
+    notes = dict(result.tf2x_notes)
+    self.assertIn("KerasLossScaleOptimizer(optimizer, "
+                  "tf.train.experimental.FixedLossScale( 64))", notes[2])
+    self.assertIn("scales nothing today either", notes[5])
+
+  def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):
+    # NVIDIA's Electra pattern: the policy says "dynamic", and the training
+    # loop wraps its optimizer explicitly.
+    _, result = _upgrade("""\
+        import tensorflow as tf
+        policy = tf.keras.mixed_precision.experimental.Policy(
+            "mixed_float16", loss_scale="dynamic")
+        tf.keras.mixed_precision.experimental.set_policy(policy)
+        opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(
+            opt, "dynamic")
+        """)
+    self.assertEqual(result.tf2x_lost, [])
+    self.assertIn("wraps its optimizer", dict(result.tf2x_notes)[2])
+
+  def test_environment_variable_is_reported_not_changed(self):
+    source = ("import os\n"
+              "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1'\n")
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(2, tf2x_names.LOST_ENV)])
+
+  @parameterized.named_parameters(
+      ("set_on", "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1'", True),
+      ("set_by_flag",
+       "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '1' if amp else '0'",
+       True),
+      ("graph_rewrite_form",
+       "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION_GRAPH_REWRITE'] = '1'",
+       True),
+      ("setdefault",
+       "os.environ.setdefault('TF_ENABLE_AUTO_MIXED_PRECISION', '1')", True),
+      ("set_off", "os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'] = '0'", False),
+      ("read", "amp = int(os.environ['TF_ENABLE_AUTO_MIXED_PRECISION'])",
+       False),
+  )
+  def test_environment_variable_reported_only_where_set_on(self, line,
+                                                           reported):
+    # NVIDIA's ConvNets sets it to '0' when AMP is off: nothing is lost.
+    _, result = _upgrade("import os\n" + line + "\n")
+    self.assertEqual(bool(result.tf2x_lost), reported)
+
+  def test_check_names_the_tf2x_name(self):
+    _, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.set_policy('mixed_float16')
+        """)
+    messages = [check.message(c) for c in result.changes]
+    self.assertEqual(messages, [
+        "from tensorflow.keras.mixed_precision import experimental as mp "
+        "imports TF 2.0-2.8's experimental mixed precision, which TF 2.9 "
+        "removed: run contrib-mp-upgrade to convert it",
+        "mp.set_policy is TF 2.0-2.8's "
+        "`tf.keras.mixed_precision.experimental.set_policy`, which TF 2.9 "
+        "removed: run contrib-mp-upgrade to convert it"])
+
+
+if __name__ == "__main__":
+  absltest.main()
