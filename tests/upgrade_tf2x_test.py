@@ -87,8 +87,20 @@ class ConvertedTf2xProgramsTest(tf.test.TestCase):
         for case in CASES:
           with self.subTest(case=case["name"]):
             # Each row: the scale, the step count, then the weights.
-            np.testing.assert_array_equal(found[case["name"]],
-                                          self.reference[case["name"]])
+            got, want = found[case["name"]], self.reference[case["name"]]
+            if label == "tf_keras" and case["ls"][0] == "fixed":
+              # tf-keras' SGD keeps a momentum slot even at momentum 0
+              # (m = -lr * g + 0 * m), so once a fixed scale has applied an
+              # Inf gradient its next step makes 0 * -inf = NaN where TF
+              # 2.0's SGD (Keras' OptimizerV2, `tf.keras.optimizers.legacy`
+              # there) kept -inf: the inner optimizer's difference, not the
+              # loss scale's (docs/migration.md). The scale and the step
+              # count are TF 2.0's throughout; the weights, up to and
+              # including the first step that applied a non-finite one.
+              np.testing.assert_array_equal(got[:, :2], want[:, :2])
+              first = int(np.argmax(~np.isfinite(want[:, 2:]).all(axis=1)))
+              got, want = got[:first + 1], want[:first + 1]
+            np.testing.assert_array_equal(got, want)
 
   def test_reference_is_tf20_policy(self):
     # The judge itself, against the policy written out: the scale after
