@@ -29,7 +29,7 @@ Writes to `--output_dir`: TensorBoard event files (one directory per run,
 with `LossScaleHook`'s loss-scale and skipped-step scalars), `results.json`,
 and `demo.png` (loss curves; loss-scale trajectory with skipped steps).
 
-Usage:
+Usage (it runs the installed package: `pip install '.[demo]'` first):
   python scripts/train_mixed_precision.py            # full run, about 30 s
   python scripts/train_mixed_precision.py --fast     # seconds, for tests
   tensorboard --logdir demo_output/tensorboard
