@@ -18,8 +18,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 ".."))
 
 # pylint: disable=g-import-not-at-top,wrong-import-position
-from contrib_mp_upgrade import cli
+# The console script's entry point, not `cli`: without libcst it prints the
+# one paragraph with the install command, not a traceback, and it answers
+# Ctrl-C while the command is imported.
+from contrib_mp_upgrade.__main__ import main
 # pylint: enable=g-import-not-at-top,wrong-import-position
 
 if __name__ == "__main__":
-  sys.exit(cli.main())
+  sys.exit(main())

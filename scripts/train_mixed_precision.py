@@ -29,13 +29,14 @@ Writes to `--output_dir`: TensorBoard event files (one directory per run,
 with `LossScaleHook`'s loss-scale and skipped-step scalars), `results.json`,
 and `demo.png` (loss curves; loss-scale trajectory with skipped steps).
 
-Usage:
+Usage (it runs the installed package: `pip install '.[demo]'` first):
   python scripts/train_mixed_precision.py            # full run, about 30 s
   python scripts/train_mixed_precision.py --fast     # seconds, for tests
   tensorboard --logdir demo_output/tensorboard
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -44,12 +45,21 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+# The demo shows the package the quick start installed, not this clone's
+# source: `python scripts/train_mixed_precision.py` puts scripts/ first on
+# sys.path, not the clone's root.
+if importlib.util.find_spec("contrib_mixed_precision") is None:
+  sys.exit("train_mixed_precision.py: error: contrib_mixed_precision is not "
+           "installed in {} ({}). The demo runs the installed package: from "
+           "the root of the clone (in a virtualenv), run\n"
+           "  python -m pip install '.[tensorflow-cpu,demo]'\n"
+           "(or '.[demo]' beside a TensorFlow you already have), then run "
+           "this script again.".format(sys.executable, sys.version.split()[0]))
+
 from absl import logging as absl_logging  # pylint: disable=g-import-not-at-top
 import numpy as np  # pylint: disable=g-import-not-at-top
 import tensorflow as tf  # pylint: disable=g-import-not-at-top
 
-# Runnable from a source checkout without installing the package.
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # pylint: disable=g-import-not-at-top,wrong-import-position
 from contrib_mixed_precision import hooks
 from contrib_mixed_precision import loss_scale_manager as lsm

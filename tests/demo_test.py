@@ -21,6 +21,7 @@ from absl.testing import parameterized
 import tensorflow as tf
 
 from contrib_mixed_precision import hooks
+import program_util
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SCRIPT = os.path.join(_REPO, "scripts", "train_mixed_precision.py")
@@ -67,8 +68,8 @@ def _doc_table(name):
 
 def _run_demo(output_dir, *args):
   """Runs the demo script; returns (CompletedProcess, rows by label)."""
-  env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
-  # The script puts its own checkout first on sys.path.
+  # The script runs the installed package (issue 43): the one under test.
+  env = dict(program_util.child_env(), TF_CPP_MIN_LOG_LEVEL="2")
   result = subprocess.run(
       [sys.executable, _SCRIPT, "--output_dir", output_dir] + list(args),
       env=env, capture_output=True, text=True, timeout=900, check=False)

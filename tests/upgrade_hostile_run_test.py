@@ -516,8 +516,14 @@ class MissingLibcstTest(parameterized.TestCase):
   printed a 20-line `ModuleNotFoundError` traceback, even for `--help`.
   """
 
-  @parameterized.named_parameters(("help", ["--help"]),
-                                  ("run", ["--infile", "x.py", "--dry_run"]))
+  @parameterized.named_parameters(
+      ("help", ["-m", "contrib_mp_upgrade", "--help"]),
+      ("run", ["-m", "contrib_mp_upgrade", "--infile", "x.py", "--dry_run"]),
+      # The source checkout's script, run the same way.
+      ("script_help", [os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py"),
+                       "--help"]),
+      ("script_run", [os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py"),
+                      "--infile", "x.py", "--dry_run"]))
   def test_one_paragraph_with_the_install_command(self, args):
     with tempfile.TemporaryDirectory() as root:
       venv = os.path.join(root, "venv")
@@ -529,7 +535,7 @@ class MissingLibcstTest(parameterized.TestCase):
       self.assertNotEqual(subprocess.run(
           [python, "-c", "import libcst"], env=env, capture_output=True,
           timeout=60).returncode, 0)
-      proc = subprocess.run([python, "-m", "contrib_mp_upgrade"] + args,
+      proc = subprocess.run([python] + args,
                             cwd=root, env=env, capture_output=True,
                             text=True, timeout=60)
     self.assertEqual(proc.returncode, 1, proc.stderr)
