@@ -40,6 +40,17 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NOBODY = 65534
 
 
+def _ctrl_c_reaches_it():
+  """In the child: SIGINT's default action, as in a terminal.
+
+  A job started in the background of a non-interactive shell (`cmd &`, as
+  a CI runner may start the suite) inherits SIGINT ignored, and a shell
+  cannot trap a signal ignored on entry: without this, these tests would
+  test the runner, not the script.
+  """
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _as_unprivileged():
   """The command prefix that drops root; none for a non-root user."""
   if os.getuid() != 0:
@@ -206,7 +217,8 @@ class RunTestsScriptTest(absltest.TestCase):
                                            "run_tests.sh")] + args,
         env=self._env(**extra), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True)
+        start_new_session=True,
+        preexec_fn=_ctrl_c_reaches_it)
 
   def _run(self, args, **extra):
     proc = self._start(args, **extra)
@@ -338,7 +350,8 @@ class ExtraSetupInterruptTest(absltest.TestCase):
     proc = subprocess.Popen(
         ["bash", os.path.join(_REPO, "scripts", "extra_setup_tf215.sh"),
          venv], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_ctrl_c_reaches_it)
     _wait_for(started, proc)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
