@@ -287,7 +287,8 @@ class NoxfileTest(parameterized.TestCase):
     self.assertCountEqual(spread, [
         "tests/upgrade_advice_test.py", "tests/upgrade_notebook_test.py",
         "tests/upgrade_runs_test.py", "tests/upgrade_slim_test.py",
-        "tests/upgrade_test.py", "tests/upgrade_tf_upgrade_v2_test.py",
+        "tests/upgrade_test.py", "tests/upgrade_tf2x_test.py",
+        "tests/upgrade_tf_upgrade_v2_test.py",
         "tests/upgrade_walkthrough_test.py"])
 
   def test_fuzz_runs_one_round_a_host_environment_with_its_own_seed(self):
