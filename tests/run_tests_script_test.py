@@ -44,11 +44,14 @@ def _ctrl_c_reaches_it():
   """In the child: SIGINT's default action, as in a terminal.
 
   A job started in the background of a non-interactive shell (`cmd &`, as
-  a CI runner may start the suite) inherits SIGINT ignored, and a shell
-  cannot trap a signal ignored on entry: without this, these tests would
-  test the runner, not the script.
+  a CI runner may start the suite, and as scripts/chroot_env.sh runs it)
+  inherits SIGINT ignored, and a shell cannot trap a signal ignored on
+  entry: without this, these tests would test the runner, not the script.
   """
   signal.signal(signal.SIGINT, signal.SIG_DFL)
+  # Nor blocked: a test before this one in the same worker may have left
+  # it in the thread's mask, which a child inherits across exec.
+  signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
 def _as_unprivileged():
