@@ -104,6 +104,17 @@ tf.register_tensor_conversion_function(
         value(), dtype or tf.float32))
 
 
+class _CallableList(list):
+  """A list that calling returns itself.
+
+  TF 2.x's `optimizer.variables()` was a method (Horovod's
+  `broadcast_variables(opt.variables(), 0)`); Keras 3's is a property.
+  """
+
+  def __call__(self):
+    return self
+
+
 def _keras_package(optimizer):
   """The Keras package (`keras` or `tf_keras`) `optimizer`'s class is from."""
   for klass in type(optimizer).__mro__:
@@ -560,6 +571,30 @@ class _Keras3(KerasLossScaleOptimizer):
     """Keras 3's name for the current scale."""
     return self._current_scale()
 
+  def apply_gradients(self, grads_and_vars, name=None,
+                      experimental_aggregate_gradients=True):
+    """Keras 3's `apply_gradients`, also taking TF 2.x's arguments.
+
+    TF 2.x code passes `name` (positionally, too: `apply_gradients(gv,
+    name)`); Keras 3's own signature has no room for it, and it only named
+    a scope. Keras 3 always aggregates across replicas, so
+    `experimental_aggregate_gradients=False` (gradients the caller already
+    all-reduced) cannot be kept and is refused.
+    """
+    del name  # Only ever a name scope.
+    if not experimental_aggregate_gradients:
+      raise _validation.invalid(
+          NotImplementedError, "experimental_aggregate_gradients", "True",
+          experimental_aggregate_gradients,
+          "Keras 3 aggregates gradients across replicas itself: pass the "
+          "replicas' own gradients, not all-reduced ones.")
+    return super().apply_gradients(grads_and_vars)
+
+  @property
+  def variables(self):
+    """Keras 3's list of variables, callable as TF 2.x's `variables()`."""
+    return _CallableList(super().variables)
+
   def apply(self, grads, trainable_variables=None):
     if not self.built:
       with tf.init_scope():
@@ -659,24 +694,40 @@ class _Keras2Legacy(_Keras2Common):
          "experimental_aggregate_gradients": experimental_aggregate_gradients})
 
   def _inner_apply(self, grads, variables, options):
-    return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
-                                           **options)
+    # `name` positionally, as TF 2.x's wrapper passed it on: an inner
+    # optimizer whose `apply_gradients` takes another second argument
+    # (`clip_norm`, in BERT-style AdamWeightDecay) got the caller's there.
+    return self.inner_optimizer.apply_gradients(
+        list(zip(grads, variables)), options["name"],
+        experimental_aggregate_gradients=options[
+            "experimental_aggregate_gradients"])
 
 
 class _Keras2(_Keras2Common):
   """Under tf-keras / Keras 2.15, wrapping a (new) `Optimizer`."""
 
-  def apply_gradients(self, grads_and_vars, skip_gradients_aggregation=False,
-                      **kwargs):
-    """Applies unscaled gradients unless the policy skips the step."""
+  def apply_gradients(self, grads_and_vars, name=None,
+                      skip_gradients_aggregation=False, **kwargs):
+    """Applies unscaled gradients unless the policy skips the step.
+
+    Keras 2's signature, whose second argument is `name`, as in TF 2.x: a
+    positional second argument must never become
+    `skip_gradients_aggregation` (replicas would each apply their own
+    gradients).
+    """
     grads_and_vars = list(grads_and_vars)
     with tf.init_scope():
       # The inner optimizer's variables, outside any cond branch.
       self.inner_optimizer.build([v for _, v in grads_and_vars])
     options = dict(kwargs)
     options["skip_gradients_aggregation"] = skip_gradients_aggregation
+    options["name"] = name
     return self._apply_keras2(grads_and_vars, options)
 
   def _inner_apply(self, grads, variables, options):
+    options = dict(options)
+    name = options.pop("name")
+    # `name` positionally, as TF 2.x's wrapper passed it on (see
+    # `_Keras2Legacy._inner_apply`).
     return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
-                                           **options)
+                                                name, **options)

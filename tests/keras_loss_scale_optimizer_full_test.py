@@ -59,6 +59,17 @@ class OtherKerasCheckpointTest(checks.CheckpointChecks):
     self.check_restores_tf2x_experimental_checkpoint(keras_name)
 
 
+class OtherKerasApiTest(checks.ApiChecks):
+
+  @parameterized.named_parameters(*checks.named(_OTHER))
+  def test_apply_gradients_takes_tf2x_arguments(self, keras_name):
+    self.check_apply_gradients_takes_tf2x_arguments(keras_name)
+
+  @parameterized.named_parameters(*checks.named(_OTHER))
+  def test_second_argument_reaches_inner_positionally(self, keras_name):
+    self.check_second_argument_reaches_inner_positionally(keras_name)
+
+
 class MirroredStrategyTest(checks.MirroredStrategyChecks):
   """`fit` under `MirroredStrategy` on 2 logical CPUs (a subprocess each)."""
 

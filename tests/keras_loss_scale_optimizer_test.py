@@ -74,6 +74,10 @@ class ApiTest(checks.ApiChecks):
   def test_is_that_keras_optimizer(self, keras_name):
     self.check_is_that_keras_optimizer(keras_name)
 
+  @parameterized.named_parameters(*checks.named(_CORE))
+  def test_apply_gradients_takes_tf2x_arguments(self, keras_name):
+    self.check_apply_gradients_takes_tf2x_arguments(keras_name)
+
   def test_bad_inputs_say_what_to_do(self):
     self.check_bad_inputs_say_what_to_do()
 

@@ -502,6 +502,51 @@ class CheckpointChecks(_Case):
 
 class ApiChecks(_Case):
 
+  def check_apply_gradients_takes_tf2x_arguments(self, keras_name):
+    # TF 2.x code calls `apply_gradients(gv, name)`, positionally too, and
+    # `variables()`: the step must be applied exactly once, as plain SGD.
+    keras, legacy = _keras(keras_name)
+    for call in (lambda opt, gv: opt.apply_gradients(gv, "step"),
+                 lambda opt, gv: opt.apply_gradients(gv, name="step"),
+                 lambda opt, gv: opt.apply_gradients(
+                     gv, experimental_aggregate_gradients=True)):
+      w = tf.Variable([1.0, -2.0])
+      # A scale of 1: Keras 3's `apply_gradients` takes scaled gradients
+      # (after `scale_loss`), TF 2.x's unscaled ones.
+      opt = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, 0.5),
+                                       _MP.FixedLossScale(1.0))
+      call(opt, [(tf.constant([0.25, 1.0]), w)])
+      self.assertAllEqual([0.875, -2.5], w.numpy())
+      self.assertEqual(1, int(opt.iterations))
+      # TF 2.x's `opt.variables()` (Horovod's broadcast_variables).
+      variables = opt.variables()
+      self.assertIsInstance(variables, list)
+      self.assertNotEmpty(variables)
+      for v in variables:
+        self.assertTrue(hasattr(v, "assign"), v)
+
+  def check_second_argument_reaches_inner_positionally(self, keras_name):
+    # BERT-style AdamWeightDecay: `apply_gradients(gv, clip_norm, name,
+    # ...)`. TF 2.x's wrapper passed the caller's second argument on
+    # positionally, so it reached `clip_norm`; so does this one.
+    keras, legacy = _keras(keras_name)
+    base = type(_sgd(keras, legacy, 0.5))
+    seen = []
+
+    class ClippingSGD(base):
+
+      def apply_gradients(self, grads_and_vars, clip_norm=1.0, name=None,
+                          *args, **kwargs):
+        seen.append(clip_norm)
+        return super().apply_gradients(grads_and_vars, name, *args, **kwargs)
+
+    w = tf.Variable([1.0])
+    opt = mp.KerasLossScaleOptimizer(ClippingSGD(0.5), 1.0)
+    opt.apply_gradients([(tf.constant([1.0]), w)], 0.75)
+    self.assertEqual([0.75], seen)
+    self.assertAllEqual([0.5], w.numpy())
+
+
   def check_is_that_keras_optimizer(self, keras_name):
     keras, legacy = _keras(keras_name)
     opt = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR))
