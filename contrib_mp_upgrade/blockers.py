@@ -329,7 +329,8 @@ class _Scan:
 
   def _contrib(self, path: str, line: int) -> None:
     parts = _v1(path).split(".")
-    if len(parts) >= 3 and parts[1] == "contrib" and (
+    # TensorFlow's: another package's `contrib` (`pypinyin.contrib`) is not.
+    if len(parts) >= 3 and parts[:2] == ["tensorflow", "contrib"] and (
         parts[2] != "mixed_precision"):
       self.contrib.setdefault(parts[2], []).append(line)
 
