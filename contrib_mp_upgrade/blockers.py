@@ -113,6 +113,22 @@ _ESTIMATOR_MODULES = ("tensorflow.estimator", "tensorflow_estimator",
                       "tensorflow.python.estimator")
 _ESTIMATOR_CLASSES = frozenset(("TPUEstimator", "TPUEstimatorSpec"))
 
+OPTIMIZER_V2_SUBCLASS = (
+    "a subclass of a tf.keras optimizer that overrides OptimizerV2's hooks")
+OPTIMIZER_V2_SUBCLASS_FIX = (
+    "since TF 2.11 `tf.keras.optimizers.X` is Keras' new optimizer, which "
+    "never calls `_resource_apply_dense`, `_resource_apply_sparse`, "
+    "`_prepare_local` or `_create_slots`: the class runs, and what those "
+    "methods did (weight decay, in BERT-style AdamWeightDecay) silently does "
+    "not happen, and an `apply_gradients` override with TF 2.x's arguments "
+    "fails. On Keras 2 (TF 2.15, or tf-keras with TF_USE_LEGACY_KERAS=1), "
+    "subclass `tf.keras.optimizers.legacy.X` instead; Keras 3 has no "
+    "OptimizerV2: rewrite the update as `update_step`")
+# The OptimizerV2 methods a TF 2.0-2.10 optimizer subclass overrode.
+_OPTIMIZER_V2_HOOKS = frozenset((
+    "_resource_apply_dense", "_resource_apply_sparse", "_prepare_local",
+    "_create_slots", "_resource_apply_sparse_duplicate_indices"))
+
 FLAGS = "tf.flags (removed in TF 2)"
 FLAGS_FIX = (
     "TensorFlow 2 has no `tf.flags` or `tf.app.flags` (the program stops at "
@@ -242,11 +258,12 @@ class _Scan:
     self.dimension: List[int] = []
     self.estimator: List[int] = []
     self.flags: List[int] = []
+    self.optimizer_v2_subclasses: List[int] = []
     # `tf.summary.X` and `tf.contrib.tpu.X` written out, which
     # `--tf_upgrade_v2` renames (see tf_upgrade_v2_pass).
     self.summary_nodes: List[ast.Attribute] = []
     self.tpu_nodes: List[ast.Attribute] = []
-    attributes, assigns = [], []
+    attributes, assigns, classes = [], [], []
     for node in ast.walk(tree):
       if isinstance(node, ast.Attribute):
         value = node.value
@@ -260,6 +277,10 @@ class _Scan:
         if isinstance(node.value, str) and _STATE_TENSOR_NAME.search(
             node.value):
           self.by_name.append(node.lineno)
+      elif isinstance(node, ast.ClassDef):
+        if any(isinstance(item, ast.FunctionDef) and
+               item.name in _OPTIMIZER_V2_HOOKS for item in node.body):
+          classes.append(node)
       elif isinstance(node, ast.Call):
         module = _dynamic_import(node)
         if module is not None:
@@ -287,6 +308,16 @@ class _Scan:
         self.bound.setdefault(node.targets[0].id, path)
     for node in attributes:
       self._attribute(node)
+    for node in classes:
+      for base in node.bases:
+        path = _v1(self.path(base) or "")
+        if path.startswith("tensorflow.compat.v2."):
+          path = "tensorflow." + path[len("tensorflow.compat.v2."):]
+        parts = path.split(".")
+        # `tf.keras.optimizers.Adam`, not `...optimizers.legacy.Adam`.
+        if parts[:3] == ["tensorflow", "keras", "optimizers"] and (
+            "legacy" not in parts):
+          self.optimizer_v2_subclasses.append(node.lineno)
 
   def _import(self, module: str, line: int) -> None:
     """Counts an imported module: another contrib module, or `tf.layers`."""
@@ -428,7 +459,8 @@ def _quick_reject(source: bytes) -> bool:
   return not any(word in source for word in (
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
-      b"].value", b"loss_scale", b"_steps"))
+      b"].value", b"loss_scale", b"_steps", b"_resource_apply",
+      b"_prepare_local", b"_create_slots"))
 
 
 @dataclasses.dataclass
@@ -503,6 +535,10 @@ def find(source: bytes) -> List[Blocker]:
   if scan.estimator:
     found.append(Blocker(ESTIMATOR, tuple(sorted(set(scan.estimator))),
                          ESTIMATOR_FIX))
+  if scan.optimizer_v2_subclasses:
+    found.append(Blocker(OPTIMIZER_V2_SUBCLASS,
+                         tuple(sorted(set(scan.optimizer_v2_subclasses))),
+                         OPTIMIZER_V2_SUBCLASS_FIX))
   if scan.flags:
     early = _early_flag_reads(tree, scan)
     fix = FLAGS_FIX

@@ -39,3 +39,42 @@ class OtherContribTest(absltest.TestCase):
 
 if __name__ == "__main__":
   absltest.main()
+
+
+class OptimizerV2SubclassTest(absltest.TestCase):
+  """BERT-style AdamWeightDecay on today's `tf.keras.optimizers.Adam`."""
+
+  _BODY = (
+      "  def _resource_apply_dense(self, grad, var, apply_state=None):\n"
+      "    return super()._resource_apply_dense(grad, var, apply_state)\n")
+
+  def _found(self, source):
+    return {b.what: b for b in blockers.find(source.encode())}
+
+  def test_flagged_with_the_legacy_fix(self):
+    for header in (
+        "import tensorflow as tf\n"
+        "class AdamWeightDecay(tf.keras.optimizers.Adam):\n",
+        "from tensorflow.keras.optimizers import Adam\n"
+        "class AdamWeightDecay(Adam):\n",
+        "from tensorflow import keras\n"
+        "class AdamWeightDecay(keras.optimizers.Optimizer):\n",
+        "import tensorflow.compat.v2 as tf\n"
+        "class AdamWeightDecay(tf.keras.optimizers.Adam):\n"):
+      with self.subTest(header=header):
+        found = self._found(header + self._BODY)
+        blocker = found[blockers.OPTIMIZER_V2_SUBCLASS]
+        self.assertEqual((2,), blocker.lines)
+        self.assertIn("tf.keras.optimizers.legacy.X", blocker.fix)
+        self.assertIn("update_step", blocker.fix)
+
+  def test_legacy_base_or_no_hook_is_not_flagged(self):
+    for source in (
+        "import tensorflow as tf\n"
+        "class A(tf.keras.optimizers.legacy.Adam):\n" + self._BODY,
+        "import tensorflow as tf\n"
+        "class A(tf.keras.optimizers.Adam):\n"
+        "  def update_step(self, gradient, variable):\n    pass\n",
+        "import foo\nclass A(foo.optimizers.Adam):\n" + self._BODY):
+      with self.subTest(source=source):
+        self.assertNotIn(blockers.OPTIMIZER_V2_SUBCLASS, self._found(source))
