@@ -450,10 +450,19 @@ class UvBehindCustomCaTest(absltest.TestCase):
     cls.tmp = tempfile.mkdtemp(prefix="uv-ca-test-")
     tmp = cls.tmp
     # A CA of our own, and the server's certificate signed by it.
+    # A configuration of its own: with the system's, OpenSSL 1.1 (Debian
+    # bullseye, the Python 3.9 chroot) adds its v3_ca basicConstraints
+    # beside an `-addext` one, and uv rejects a certificate with the
+    # extension twice ("No valid certificates found").
+    with open(os.path.join(tmp, "ca.cnf"), "w") as f:
+      f.write("[req]\ndistinguished_name = dn\nx509_extensions = v3_ca\n"
+              "prompt = no\n[dn]\nCN = test private CA\n[v3_ca]\n"
+              "basicConstraints = critical,CA:TRUE\n"
+              "keyUsage = critical,keyCertSign,cRLSign\n"
+              "subjectKeyIdentifier = hash\n")
     _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-             "-subj", "/CN=test private CA", "-keyout", "ca.key",
-             "-out", "ca.pem", "-addext", "basicConstraints=critical,CA:TRUE",
-             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=tmp)
+             "-config", "ca.cnf", "-keyout", "ca.key", "-out", "ca.pem",
+             cwd=tmp)
     _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj",
              "/CN=localhost", "-keyout", "server.key", "-out", "server.csr",
              cwd=tmp)

@@ -624,6 +624,25 @@ def _fake_tensorflow_cpu_venv(root: str) -> str:
   return python
 
 
+def _pip_with_python_option(root: str):
+  """(argv, env) of a pip with `--python`, `--dry-run` and `--report` (22.3+).
+
+  The runner's own pip where it is new enough; otherwise a current pip from
+  PyPI, installed under `root` and put first on PYTHONPATH (Debian
+  bullseye's Python 3.9, in the full suite's chroot, ships pip 20).
+  """
+  argv = [sys.executable, "-m", "pip"]
+  found = subprocess.run(argv + ["--version"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout.split()
+  if packaging_version.parse(found[1]) >= packaging_version.parse("22.3"):
+    return argv, None
+  target = os.path.join(root, "modern_pip")
+  subprocess.run(argv + ["install", "--quiet", "--target", target,
+                         "pip>=23"], capture_output=True, timeout=600,
+                 check=True)
+  return argv, dict(os.environ, PYTHONPATH=target)
+
+
 class LegacyKerasAdviceTest(_Case):
   """The `tf.layers` fix, run by pip against a `tensorflow-cpu` venv.
 
@@ -651,10 +670,11 @@ class LegacyKerasAdviceTest(_Case):
     argv = shlex.split(commands[0].replace("2.N", minor))
     python = _fake_tensorflow_cpu_venv(self.tmp)
     out = os.path.join(self.tmp, "pip_report.json")
+    pip, env = _pip_with_python_option(self.tmp)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python] + argv[1:] +
+        pip + ["--python", python] + argv[1:] +
         ["--dry-run", "--quiet", "--report", out], capture_output=True,
-        text=True, timeout=600, check=False)
+        text=True, timeout=600, check=False, env=env)
     self.assertEqual(proc.returncode, 0, proc.stderr)
     with open(out, encoding="utf-8") as f:
       install = json.load(f)["install"]
