@@ -244,11 +244,10 @@ def pytest_args(env, posargs):
 def fuzz_settings(env):
   """tests/upgrade_fuzz_test.py's rounds and seed in a host environment.
 
-  Every host environment runs the fuzz test (it needs no TensorFlow), one
-  round of 40 files each, and each its own seed: together they try more
-  files than the default three rounds of 100 in one place, at about a
-  seventh of the time each (issue 43). The full suites keep the test's
-  defaults. A value set by the user wins.
+  The host environment whose suite includes the fuzz test (it needs no
+  TensorFlow) runs one round of 40 files, with a seed of its own (issue
+  43); the full suites keep the test's defaults. A value set by the user
+  wins.
   """
   if env.debian:
     return {}

@@ -282,10 +282,11 @@ class NoxfileTest(parameterized.TestCase):
           self.assertLen(runs_in, len(host))
         for env in _FULL:
           self.assertNotIn(test, env.exclude)
-    # The spread ones are those that start TensorFlow: a test for the
-    # command alone must not hide among them.
+    # The spread ones are those that start TensorFlow, and the fuzz test
+    # (CI's time): a test for the command alone must not hide among them.
     self.assertCountEqual(spread, [
-        "tests/upgrade_advice_test.py", "tests/upgrade_notebook_test.py",
+        "tests/upgrade_advice_test.py", "tests/upgrade_fuzz_test.py",
+        "tests/upgrade_notebook_test.py",
         "tests/upgrade_runs_test.py", "tests/upgrade_slim_test.py",
         "tests/upgrade_test.py", "tests/upgrade_tf2x_test.py",
         "tests/upgrade_tf_upgrade_v2_test.py",
@@ -367,7 +368,8 @@ class MatrixFileTest(parameterized.TestCase):
 
   def test_minor_without_environment_is_not_marked_tested(self):
     _edit(self.toml, '[env.tf217]\nsuite = "middle"\n'
-          'include = ["tests/upgrade_walkthrough_test.py"]\n', "")
+          'include = ["tests/upgrade_walkthrough_test.py", '
+          '"tests/upgrade_fuzz_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
