@@ -414,7 +414,7 @@ class MatrixFileTest(parameterized.TestCase):
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
                            "CI (2.21.0 on Python 3.11, core suite + "
                            "`upgrade_advice_test.py` + "
-                           "`upgrade_interrupt_test.py`) |"])
+                           "`upgrade_slim_test.py`) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
