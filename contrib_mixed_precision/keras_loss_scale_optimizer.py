@@ -618,15 +618,6 @@ class _Keras3(KerasLossScaleOptimizer):
     del options
     self.inner_optimizer.apply(list(grads), list(variables))
 
-  def get_config(self):
-    return KerasLossScaleOptimizer.get_config(self)
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    return KerasLossScaleOptimizer.from_config.__func__(
-        cls, config, custom_objects)
-
-
 class _Keras2Common(KerasLossScaleOptimizer):
   """What the tf-keras / Keras 2.15 subclasses share."""
 
@@ -668,15 +659,6 @@ class _Keras2Common(KerasLossScaleOptimizer):
     grads = [g for g, _ in grads_and_vars]
     variables = [v for _, v in grads_and_vars]
     return self._loss_scale_step(grads, variables, options)
-
-  def get_config(self):
-    return KerasLossScaleOptimizer.get_config(self)
-
-  @classmethod
-  def from_config(cls, config, custom_objects=None):
-    return KerasLossScaleOptimizer.from_config.__func__(
-        cls, config, custom_objects)
-
 
 class _Keras2Legacy(_Keras2Common):
   """Under tf-keras / Keras 2.15, wrapping a legacy (OptimizerV2) optimizer."""
