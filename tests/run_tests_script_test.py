@@ -380,10 +380,17 @@ class ExtraSetupWithoutRootTest(absltest.TestCase):
     tools = os.path.join(tmp, "tools")
     os.makedirs(tools)
     for tool in ("ls", "basename", "dirname", "uname", "mkdir", "flock",
-                 "id", "rm", "tr", "head", "cat", "mktemp"):
+                 "id", "rm", "tr", "head", "cat", "mktemp", "bash"):
       found = shutil.which(tool)
       if found:
         os.symlink(found, os.path.join(tools, tool))
+    # The scripts run from a copy: the user may not be able to read the
+    # tree they came from (Bazel's runfiles live under root's home).
+    scripts = os.path.join(tmp, "repo", "scripts")
+    os.makedirs(scripts)
+    for name in ("extra_setup_tf215.sh", "install_system_deps.sh"):
+      shutil.copy(os.path.join(_REPO, "scripts", name), scripts)
+      os.chmod(os.path.join(scripts, name), 0o755)
     for root, dirs, _ in os.walk(tmp):
       for d in dirs:
         os.chmod(os.path.join(root, d), 0o777)
@@ -395,8 +402,8 @@ class ExtraSetupWithoutRootTest(absltest.TestCase):
     if drop:  # Found on this PATH; the script's has no setpriv.
       drop[0] = shutil.which(drop[0])
     proc = subprocess.run(
-        drop + [shutil.which("bash"), os.path.join(
-            _REPO, "scripts", "extra_setup_tf215.sh"), venv],
+        drop + [shutil.which("bash"),
+                os.path.join(scripts, "extra_setup_tf215.sh"), venv],
         env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
         check=False, timeout=120, cwd="/")
     marker = os.path.join(venv, ".horovod-unavailable")
@@ -415,6 +422,10 @@ class ExtraSetupWithoutRootTest(absltest.TestCase):
     proc, reason = self._run(ci="true")
     self.assertNotEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIsNone(reason)
+    # It failed where it should: installing the build tools, which needs
+    # root (here, apt-get is not even on PATH).
+    self.assertIn("running scripts/install_system_deps.sh", proc.stderr)
+    self.assertRegex(proc.stderr, r"install these by hand: .*cmake g\+\+ make")
 
 
 def _wheel(directory, name, version, value):
