@@ -47,12 +47,13 @@ class Environment:
   Attributes:
     name: e.g. "tf216"; also the `--env` name of scripts/run_tests.sh.
     tf_version: the pinned TensorFlow version, e.g. "2.16.2".
-    suite: "full" or "core".
+    suite: the name of its suite, e.g. "full" or "core".
     requirements: repository-relative path of its requirements file.
     extra_setup: repository-relative path of scripts/extra_setup_<name>.sh,
       or None when there is none.
     exclude: repository-relative test files it leaves out: its suite's
-      `exclude`, less its own `include`.
+      `exclude` and its own, less its own `include`. Empty for a suite of
+      `only` its include.
     note: free text for the README table ("with Estimator and Horovod").
     python: the Python it runs on, e.g. "3.13".
     debian: the Debian suite whose chroot provides that Python
@@ -60,6 +61,9 @@ class Environment:
     tf_package: the pinned distribution, "tensorflow-cpu" or "tf-nightly".
     include: test files its suite leaves out that it runs all the same (the
       slow upgrade tests are spread over the host's environments this way).
+    only: True when its suite runs nothing but `include` (an environment
+      whose other tests another one runs on the same TensorFlow).
+    own_exclude: the files it leaves out beyond its suite's `exclude`.
   """
   name: str
   tf_version: str
@@ -72,6 +76,14 @@ class Environment:
   debian: str | None = None
   tf_package: str = "tensorflow-cpu"
   include: tuple[str, ...] = ()
+  only: bool = False
+  own_exclude: tuple[str, ...] = ()
+
+  def runs(self, test):
+    """True when this environment runs `test` ("tests/x_test.py")."""
+    if self.only:
+      return test in self.include
+    return test not in self.exclude
 
   @property
   def prerelease(self):
@@ -94,6 +106,7 @@ class Matrix:
     bazel_env: the environment whose requirements `bazel test` runs with.
     bazel_exclude: test files whose targets `bazel test` leaves out (those
       `bazel_suite` excludes).
+    bazel_suite: the suite whose files `bazel test` runs, e.g. "core".
     environments: the environments, in file order.
     suites: {suite name: description}.
     suite_exclude: {suite name: the test files it leaves out}.
@@ -101,6 +114,7 @@ class Matrix:
   python: str
   bazel_env: str
   bazel_exclude: tuple[str, ...]
+  bazel_suite: str
   environments: tuple[Environment, ...]
   suites: dict
   suite_exclude: dict = dataclasses.field(default_factory=dict)
@@ -186,13 +200,25 @@ def load(repo=_REPO):
     # Not checked for existence here (Bazel's runfiles hold only what a test
     # declares); tests/ci_matrix_test.py checks it.
     include = tuple(entry.get("include", ()))
+    own_exclude = tuple(entry.get("exclude", ()))
+    only = bool(suites[suite].get("only", False))
     suite_exclude = tuple(suites[suite].get("exclude", ()))
-    extra = [t for t in include if t not in suite_exclude]
+    if only and (suite_exclude or own_exclude or not include):
+      fail("environment {!r} has suite {!r}, which runs only the files its "
+           "environment's `include` names: give it an `include` and no "
+           "`exclude`.".format(name, suite))
+    extra = [t for t in include
+             if not only and t not in suite_exclude + own_exclude]
     if extra:
       fail("environment {!r} includes {}, which its suite {!r} runs "
            "anyway; `include` is for files the suite leaves out.".format(
                name, ", ".join(extra), suite))
-    exclude = tuple(t for t in suite_exclude if t not in include)
+    twice = [t for t in own_exclude if t in suite_exclude]
+    if twice:
+      fail("environment {!r} excludes {}, which its suite {!r} excludes "
+           "already.".format(name, ", ".join(twice), suite))
+    exclude = tuple(t for t in suite_exclude + own_exclude
+                    if t not in include)
     python = str(entry.get("python", data["python"]))
     debian = entry.get("debian")
     if not re.fullmatch(r"3\.\d+", python):
@@ -216,6 +242,8 @@ def load(repo=_REPO):
                      else None),
         exclude=exclude,
         include=include,
+        only=only,
+        own_exclude=own_exclude,
         note=entry.get("note", "")))
   if not environments:
     fail("no environments.")
@@ -223,12 +251,14 @@ def load(repo=_REPO):
   if data["bazel_env"] not in names:
     fail("bazel_env {!r} is not one of the environments {}.".format(
         data["bazel_env"], names))
-  if data["bazel_suite"] not in suites:
+  if data["bazel_suite"] not in suites or suites[data["bazel_suite"]].get(
+      "only"):
     fail("bazel_suite {!r} is not one of the suites {}.".format(
         data["bazel_suite"], sorted(suites)))
   return Matrix(python=str(data["python"]), bazel_env=data["bazel_env"],
                 bazel_exclude=tuple(
                     suites[data["bazel_suite"]].get("exclude", ())),
+                bazel_suite=data["bazel_suite"],
                 environments=tuple(environments),
                 suites={k: v.get("description", "") for k, v in
                         suites.items()},
@@ -242,11 +272,23 @@ def label(matrix, name):
     env = matrix.get(matrix.bazel_env)
     return "bazel (TF {} from {})".format(env.tf_version, env.requirements)
   env = matrix.get(name)
-  return "{} (TF {}{}, {} suite{})".format(
+  return "{} (TF {}{}, {})".format(
       env.name, env.tf_version,
-      ", Python {}".format(env.python) if env.debian else "", env.suite,
-      " + {}".format(", ".join(os.path.basename(t) for t in env.include))
-      if env.include else "")
+      ", Python {}".format(env.python) if env.debian else "", runs(env))
+
+
+def runs(env, quote=lambda name: name):
+  """What `env` runs, in words: "core suite + a.py + b.py", "only a.py"."""
+  def names(tests, sep):
+    return sep.join(quote(os.path.basename(t)) for t in tests)
+  if env.only:
+    return "only " + names(env.include, ", ")
+  text = "{} suite".format(env.suite)
+  if env.own_exclude:
+    text += " less " + names(env.own_exclude, ", ")
+  if env.include:
+    text += " + " + names(env.include, " + ")
+  return text
 
 
 def names(matrix):
@@ -389,10 +431,10 @@ def main(argv=None):
                        step.reason, step.enable]))
     return 0
   for env in matrix.environments:
-    print("{}\t{} {}\tPython {}{}\t{} suite\t{}".format(
+    print("{}\t{} {}\tPython {}{}\t{}\t{}".format(
         env.name, env.tf_package, env.tf_version, env.python,
         " (Debian {} chroot)".format(env.debian) if env.debian else "",
-        env.suite, env.requirements))
+        runs(env), env.requirements))
   print("bazel\t{} requirements\tleaves out {}".format(
       matrix.bazel_env, ", ".join(matrix.bazel_exclude) or "nothing"))
   return 0

@@ -111,11 +111,12 @@ def table_rows(version_module, matrix):
 
   def runs(envs, package=False):
     return "; ".join(
-        "{}{} on Python {}, {} suite{}{}".format(
+        "{}{} on Python {}, {}{}{}".format(
             e.tf_package + " " if package else "", e.tf_version, e.python,
-            e.suite, "".join(" + `{}`".format(os.path.basename(t))
-                             for t in e.include),
-            " " + e.note if e.note else "")
+            ci_matrix.runs(e, quote="`{}`".format),
+            " " + e.note if e.note else "",
+            ", and the {} suite under Bazel".format(matrix.bazel_suite)
+            if e.name == matrix.bazel_env else "")
         for e in envs)
 
   major = low[0]
@@ -181,7 +182,7 @@ def render_table(version_module, matrix):
   notes = ["", python_note]
   for name, description in matrix.suites.items():
     excluded = sorted({t for e in matrix.environments if e.suite == name
-                       for t in e.exclude})
+                       for t in e.exclude if t not in e.own_exclude})
     text = "The {} suite: {}".format(name, description)
     if excluded:
       text += " ({})".format(", ".join("`{}`".format(t) for t in excluded))

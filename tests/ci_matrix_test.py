@@ -27,6 +27,7 @@ _CI_MATRIX = runpy.run_path(os.path.join(_REPO, "scripts", "ci_matrix.py"))
 _MATRIX = _CI_MATRIX["load"](_REPO)
 _CORE = [e for e in _MATRIX.environments if e.suite == "core"]
 _FULL = [e for e in _MATRIX.environments if e.suite == "full"]
+_ONLY = [e for e in _MATRIX.environments if e.only]
 
 # A stand-in for nox: records the sessions, their parameters and the options
 # the noxfile sets, then prints them and what `pytest_args` returns.
@@ -170,13 +171,21 @@ class NoxfileTest(parameterized.TestCase):
 
   def test_core_suite_leaves_out_exactly_its_excluded_files(self):
     self.assertNotEmpty(_CORE)
-    calls = [(e.name, []) for e in _CORE + _FULL]
+    calls = [(e.name, []) for e in _CORE + _FULL + _ONLY]
     rc, out = _run_noxfile(calls=calls)
     self.assertEqual(rc, 0, msg=out)
     for (name, _), args in zip(calls, out["pytest_args"]):
       env = _MATRIX.get(name)
       ignored = [a[len("--ignore="):] for a in args
                  if a.startswith("--ignore=")]
+      if env.only:
+        with self.subTest(env=name):
+          # Its include, and nothing else.
+          self.assertNotIn(os.path.join(_REPO, "tests"), args)
+          self.assertEqual(ignored, [])
+          self.assertEqual([a for a in args if a.endswith("_test.py")],
+                           [os.path.join(_REPO, t) for t in env.include])
+        continue
       with self.subTest(env=name):
         # The whole tests/ directory, so a new test file is in every suite.
         self.assertIn(os.path.join(_REPO, "tests"), args)
@@ -236,12 +245,10 @@ class NoxfileTest(parameterized.TestCase):
     # A test file added to the core suite's exclude list (a slow or upgrade
     # test) must leave the variants too, unless a variant runs it by name.
     core = set(_MATRIX.suite_exclude["core"])
-    runs_by_name = {"core_horovod": {"tests/horovod_test.py"}}
     for env in [e for e in _MATRIX.environments
-                if e.suite not in ("full", "core")]:
+                if e.suite not in ("full", "core") and not e.only]:
       with self.subTest(env=env.name):
-        missing = (core - set(_MATRIX.suite_exclude[env.suite]) -
-                   runs_by_name.get(env.suite, set()))
+        missing = core - set(_MATRIX.suite_exclude[env.suite])
         self.assertEqual(missing, set(), "suite {!r} runs what the core "
                          "suite leaves out".format(env.suite))
 
@@ -257,9 +264,34 @@ class NoxfileTest(parameterized.TestCase):
                   "docs_snippets", "skip_decision", "applied_update",
                   "keras_fit")
     # Every suite but the full one: the core suite and its variants.
-    for env in [e for e in _MATRIX.environments if e.suite != "full"]:
+    for env in [e for e in _MATRIX.environments
+                if e.suite != "full" and not e.only]:
       for name in core_tests:
         self.assertNotIn("tests/{}_test.py".format(name), env.exclude)
+    # And on every TensorFlow of the matrix, some environment runs them: an
+    # environment of `only` a few files leaves its TensorFlow's suite to
+    # another (a chroot's full suite).
+    for minor in sorted({e.tf_minor for e in _MATRIX.environments}):
+      envs = [e for e in _MATRIX.environments if e.tf_minor == minor]
+      for name in core_tests:
+        test = "tests/{}_test.py".format(name)
+        with self.subTest(tf=minor, test=name):
+          self.assertTrue([e for e in envs if e.runs(test)])
+
+  def test_each_full_suite_file_runs_at_an_end_of_the_range(self):
+    # A full suite may leave a file to the other end's (CI time, issue 43);
+    # no file is left out of both.
+    tests_dir = os.path.join(_REPO, "tests")
+    every = sorted("tests/" + f for f in os.listdir(tests_dir)
+                   if f.endswith("_test.py"))
+    self.assertLen(_FULL, 2)
+    for test in every:
+      with self.subTest(test=test):
+        self.assertTrue([e for e in _FULL if e.runs(test)])
+      # And only what the core suite leaves out: the core suite's own files
+      # run in full at both ends.
+      if test not in _MATRIX.suite_exclude["core"]:
+        self.assertTrue(all(e.runs(test) for e in _FULL))
 
   def test_a_host_environment_runs_each_upgrade_test(self):
     # Issue 43: a contributor without root runs only the host's
@@ -272,13 +304,13 @@ class NoxfileTest(parameterized.TestCase):
     self.assertGreaterEqual(len(upgrade), 15)
     host = [e for e in _MATRIX.environments if not e.debian]
     for test in upgrade:
-      runs_in = [e.name for e in host if test not in e.exclude]
+      runs_in = [e.name for e in host if e.runs(test)]
       with self.subTest(test=test):
         self.assertLen(runs_in, 1, "{} runs in {}".format(test, runs_in))
         for env in _FULL:
-          self.assertNotIn(test, env.exclude)
+          self.assertTrue(env.runs(test))
 
-  def test_fuzz_runs_one_round_a_host_environment_with_its_own_seed(self):
+  def test_fuzz_runs_one_round_an_environment_with_its_own_seed(self):
     rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
         import json, runpy, sys
         import nox
@@ -287,12 +319,10 @@ class NoxfileTest(parameterized.TestCase):
                           for e in g["MATRIX"].environments}))
         """))
     self.assertEqual(rc, 0, msg=out)
-    host = [e.name for e in _MATRIX.environments if not e.debian]
-    self.assertEqual({out[n]["CMP_FUZZ_ROUNDS"] for n in host}, {"1"})
-    self.assertEqual({out[n]["CMP_FUZZ_FILES"] for n in host}, {"40"})
-    self.assertLen({out[n]["CMP_FUZZ_SEED"] for n in host}, len(host))
-    for env in _FULL:
-      self.assertEqual(out[env.name], {})
+    every = [e.name for e in _MATRIX.environments]
+    self.assertEqual({out[n]["CMP_FUZZ_ROUNDS"] for n in every}, {"1"})
+    self.assertEqual({out[n]["CMP_FUZZ_FILES"] for n in every}, {"40"})
+    self.assertLen({out[n]["CMP_FUZZ_SEED"] for n in every}, len(every))
 
   def test_uv_installs_with_pips_index(self):
     # noxfile.py's own install step, under a stand-in session: the uv
@@ -405,16 +435,18 @@ class MatrixFileTest(parameterized.TestCase):
 
   def test_python_without_environment_is_named_untested(self):
     _edit(self.toml, '[env.tf221_py313]\nsuite = "full"\npython = "3.13"\n'
-          'debian = "trixie"\n', "")
+          'debian = "trixie"\n'
+          'exclude = ["tests/unscale_function_hostile_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("Python 3.10, 3.12 and 3.13 are inside the range, but no "
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, core suite + "
-                           "`upgrade_advice_test.py` + "
-                           "`upgrade_slim_test.py`) |"])
+                           "CI (2.21.0 on Python 3.11, only "
+                           "`upgrade_advice_test.py`, "
+                           "`upgrade_slim_test.py`, and the core suite "
+                           "under Bazel) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
@@ -435,7 +467,7 @@ class MatrixFileTest(parameterized.TestCase):
       ("unknown_suite", "toml", '[env.tf216]\nsuite = "core"',
        '[env.tf216]\nsuite = "nightly"',
        "environment 'tf216' has suite 'nightly'; expected one of "
-       "['core', 'core_horovod', 'full', 'middle']"),
+       "['core', 'full', 'middle', 'only']"),
       ("no_pin", "tf220.txt", "\ntensorflow-cpu==2.20.0\n", "\n",
        "tf220.txt must pin `tensorflow-cpu==X.Y.Z` (or "
        "`tf-nightly==X.Y.Z.devN`) exactly once; found no pin"),
@@ -463,6 +495,19 @@ class MatrixFileTest(parameterized.TestCase):
        'include = ["tests/api_test.py"]',
        "environment 'tf220' includes tests/api_test.py, which its suite "
        "'core' runs anyway"),
+      ("only_without_include", "toml",
+       'include = ["tests/upgrade_advice_test.py", '
+       '"tests/upgrade_slim_test.py"]', '',
+       "environment 'tf221' has suite 'only', which runs only the files its "
+       "environment's `include` names: give it an `include` and no "
+       "`exclude`"),
+      ("exclude_what_the_suite_excludes", "toml",
+       '[env.tf216]\nsuite = "core"',
+       '[env.tf216]\nsuite = "core"\nexclude = ["tests/alias_test.py"]',
+       "environment 'tf216' excludes tests/alias_test.py, which its suite "
+       "'core' excludes already"),
+      ("bazel_suite_of_only", "toml", 'bazel_suite = "core"',
+       'bazel_suite = "only"', "bazel_suite 'only' is not one of the suites"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
        "requirements/tf2210.txt"),

@@ -216,8 +216,9 @@ class VersionTest(parameterized.TestCase):
     for row, envs in tested.items():
       for env in envs:
         self.assertIn("tested in CI", table[row])
-        self.assertIn("{} on Python {}, {} suite".format(
-            env.tf_version, env.python, env.suite), table[row])
+        self.assertIn("{} on Python {}, {}".format(
+            env.tf_version, env.python,
+            "only `" if env.only else env.suite + " suite"), table[row])
       self.assertCountEqual(ci_pythons[row], {e.python for e in envs},
                             msg=row)
     for tf_version, status in table.items():
@@ -383,7 +384,7 @@ class VersionTest(parameterized.TestCase):
     end = readme.index("<!-- compat-table:end -->")
     texts = {"README.md": readme[:start] + readme[end:],
              "CHANGELOG.md": _read("CHANGELOG.md")}
-    claim = re.compile(r"\b(runs?|with) (the (full|core|middle|core_horovod) "
+    claim = re.compile(r"\b(runs?|with) (the (full|core|middle|only) "
                        r"suites?|every test file)\b|, the (full|core) suite")
     for name, text in texts.items():
       for sentence in re.split(r"(?<=[.;])\s+", " ".join(text.split())):
