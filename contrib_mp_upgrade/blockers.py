@@ -129,6 +129,21 @@ _OPTIMIZER_V2_HOOKS = frozenset((
     "_resource_apply_dense", "_resource_apply_sparse", "_prepare_local",
     "_create_slots", "_resource_apply_sparse_duplicate_indices"))
 
+# TensorFlow-internal (`tensorflow.python`) modules that TF 2.x-era training
+# code imported and that TensorFlow 2.16 removed, with their public successor.
+# Others still import on TF 2.21 (`tensorflow.python.keras`), and are not
+# listed: this command cannot know what an internal module will do.
+_TRAINING_OPS_FIX = (
+    "TensorFlow 2.16 removed this internal module (the program stops at "
+    "import). Its functions are ops: use `tf.raw_ops`, with keyword "
+    "arguments only (`training_ops.resource_apply_adam(v, m, ...)` becomes "
+    "`tf.raw_ops.ResourceApplyAdam(var=v, m=m, ...)`), which every "
+    "TensorFlow 2 has")
+_REMOVED_INTERNAL_MODULES = {
+    "tensorflow.python.training.training_ops": _TRAINING_OPS_FIX,
+    "tensorflow.python.training.gen_training_ops": _TRAINING_OPS_FIX,
+}
+
 FLAGS = "tf.flags (removed in TF 2)"
 FLAGS_FIX = (
     "TensorFlow 2 has no `tf.flags` or `tf.app.flags` (the program stops at "
@@ -259,6 +274,7 @@ class _Scan:
     self.estimator: List[int] = []
     self.flags: List[int] = []
     self.optimizer_v2_subclasses: List[int] = []
+    self.removed_internal: Dict[str, List[int]] = {}
     # `tf.summary.X` and `tf.contrib.tpu.X` written out, which
     # `--tf_upgrade_v2` renames (see tf_upgrade_v2_pass).
     self.summary_nodes: List[ast.Attribute] = []
@@ -332,6 +348,9 @@ class _Scan:
       self.flags.append(line)
     if v1 == "tensorflow.layers" or v1.startswith("tensorflow.layers."):
       self.layers.append(line)
+    for removed in _REMOVED_INTERNAL_MODULES:
+      if _under(v1, (removed,)):
+        self.removed_internal.setdefault(removed, []).append(line)
 
   def path(self, node: ast.AST) -> Optional[str]:
     """The TF path `node` names, as written, or None."""
@@ -460,7 +479,7 @@ def _quick_reject(source: bytes) -> bool:
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
       b"].value", b"loss_scale", b"_steps", b"_resource_apply",
-      b"_prepare_local", b"_create_slots"))
+      b"_prepare_local", b"_create_slots", b"training_ops"))
 
 
 @dataclasses.dataclass
@@ -539,6 +558,10 @@ def find(source: bytes) -> List[Blocker]:
     found.append(Blocker(OPTIMIZER_V2_SUBCLASS,
                          tuple(sorted(set(scan.optimizer_v2_subclasses))),
                          OPTIMIZER_V2_SUBCLASS_FIX))
+  for module, lines in sorted(scan.removed_internal.items()):
+    found.append(Blocker(module + " (removed in TF 2.16)",
+                         tuple(sorted(set(lines))),
+                         _REMOVED_INTERNAL_MODULES[module]))
   if scan.flags:
     early = _early_flag_reads(tree, scan)
     fix = FLAGS_FIX

@@ -2,8 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the report says stops a file on TF 2 (`contrib_mp_upgrade.blockers`).
 
-In-process, on sources written here: no TensorFlow.
+In-process, on sources written here: no TensorFlow, but for the test that
+follows a fix's advice on the TensorFlow installed (in a subprocess).
 """
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
 
 from absl.testing import absltest
 
@@ -35,10 +42,6 @@ class OtherContribTest(absltest.TestCase):
         "import tensorflow as tf\nx = tf.contrib.layers.flatten\n"):
       with self.subTest(source=source):
         self.assertIn("tf.contrib.layers", self._modules(source))
-
-
-if __name__ == "__main__":
-  absltest.main()
 
 
 class OptimizerV2SubclassTest(absltest.TestCase):
@@ -78,3 +81,94 @@ class OptimizerV2SubclassTest(absltest.TestCase):
         "import foo\nclass A(foo.optimizers.Adam):\n" + self._BODY):
       with self.subTest(source=source):
         self.assertNotIn(blockers.OPTIMIZER_V2_SUBCLASS, self._found(source))
+
+
+class RemovedInternalModuleTest(absltest.TestCase):
+  """ELECTRA's `from tensorflow.python.training import training_ops`."""
+
+  _WHAT = "tensorflow.python.training.training_ops (removed in TF 2.16)"
+
+  def _found(self, source):
+    return {b.what: b for b in blockers.find(source.encode())}
+
+  def test_flagged_with_the_raw_ops_fix(self):
+    for source in (
+        "from tensorflow.python.training import training_ops\n",
+        "import tensorflow.python.training.training_ops as training_ops\n",
+        "from tensorflow.python.training.training_ops import "
+        "resource_apply_adam\n",
+        "from tensorflow_core.python.training import training_ops\n",
+        "import importlib\n"
+        "ops = importlib.import_module("
+        "'tensorflow.python.training.training_ops')\n"):
+      with self.subTest(source=source):
+        found = self._found("import tensorflow as tf\n" + source)
+        self.assertIn(self._WHAT, found)
+        self.assertIn("tf.raw_ops.ResourceApplyAdam(var=v, m=m, ...)",
+                      found[self._WHAT].fix)
+
+  def test_internal_modules_that_remain_are_not_flagged(self):
+    for source in (
+        "from tensorflow.python.keras.mixed_precision import policy\n",
+        "from tensorflow.python.training.experimental import loss_scale\n",
+        "from tensorflow.python.ops import gen_training_ops\n",
+        "training_ops = 1\n"):
+      with self.subTest(source=source):
+        self.assertEqual(
+            [], [w for w in self._found("import tensorflow as tf\n" + source)
+                 if "removed in TF 2.16" in w])
+
+  def test_the_advice_run_literally_gives_the_old_update(self):
+    # The fix's own example, written out: `resource_apply_adam` as
+    # `tf.raw_ops.ResourceApplyAdam` with keyword arguments. Where the old
+    # module still imports (TF 2.15) both run and agree bit for bit; after,
+    # the old import fails, as the report says.
+    program = textwrap.dedent("""\
+        import json
+        import numpy as np
+        import tensorflow as tf
+
+        def step(apply):
+          v = tf.Variable([1.0, -2.0, 3.5], dtype=tf.float32)
+          m = tf.Variable([0.1, 0.2, -0.3], dtype=tf.float32)
+          s = tf.Variable([0.01, 0.02, 0.03], dtype=tf.float32)
+          g = tf.constant([0.5, -0.25, 1e-3], dtype=tf.float32)
+          apply(v, m, s, g)
+          return [x.numpy().view(np.uint32).tolist() for x in (v, m, s)]
+
+        def new(v, m, s, g):
+          tf.raw_ops.ResourceApplyAdam(
+              var=v.handle, m=m.handle, v=s.handle, beta1_power=0.9,
+              beta2_power=0.999, lr=0.01, beta1=0.9, beta2=0.999,
+              epsilon=1e-7, grad=g)
+
+        result = {"new": step(new)}
+        try:
+          from tensorflow.python.training import training_ops
+        except ImportError as e:
+          result["old"] = "ImportError"
+        else:
+          def old(v, m, s, g):
+            training_ops.resource_apply_adam(
+                v.handle, m.handle, s.handle, 0.9, 0.999, 0.01, 0.9, 0.999,
+                1e-7, g)
+          result["old"] = step(old)
+        result["tf"] = tf.__version__
+        print(json.dumps(result))
+        """)
+    proc = subprocess.run([sys.executable, "-c", program],
+                          capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    result = json.loads(proc.stdout.splitlines()[-1])
+    minor = tuple(int(x) for x in result["tf"].split(".")[:2])
+    if minor >= (2, 16):
+      self.assertEqual(result["old"], "ImportError")
+    else:
+      self.assertEqual(result["old"], result["new"])
+    # The update happened: the first weight (1.0, bits 0x3f800000) moved.
+    self.assertNotEqual(result["new"][0][0], 0x3F800000)
+
+
+if __name__ == "__main__":
+  absltest.main()
