@@ -32,7 +32,9 @@ The modules, in the order a training step's data flows through them:
 
 For Keras: `keras_loss_scale_optimizer`, `KerasLossScaleOptimizer`, a
 Keras optimizer that runs a TF 2.0 `LossScale`, a number, `'dynamic'` or a
-TF 1.15 manager with that policy's numbers in `fit` and custom loops.
+TF 1.15 manager with that policy's numbers in `fit` and custom loops; and
+`keras_lso_saving`, how it is written into a Keras config and a `.keras`
+file.
 
 Beside the flow: `version` (the supported TensorFlow range), `_tf_compat`
 (the only private TensorFlow use), `_validation` (one rule for arguments)

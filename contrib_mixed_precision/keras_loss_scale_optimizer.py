@@ -16,7 +16,6 @@ optimizer belongs to, so that Keras' `compile` accepts it and, under a
 `mixed_float16` policy, does not wrap it a second time.
 """
 
-import importlib
 import sys
 from typing import Any, List
 
@@ -24,6 +23,7 @@ import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import _validation
+from contrib_mixed_precision import keras_lso_saving as saving
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import replica_consensus
 from contrib_mixed_precision import skip_decision
@@ -115,15 +115,6 @@ class _CallableList(list):
     return self
 
 
-def _keras_package(optimizer):
-  """The Keras package (`keras` or `tf_keras`) `optimizer`'s class is from."""
-  for klass in type(optimizer).__mro__:
-    root = klass.__module__.split(".")[0]
-    if root in ("keras", "tf_keras") and root in sys.modules:
-      return sys.modules[root]
-  return None
-
-
 def _refuse_optimizer(optimizer):
   """Raises the TypeError for an `optimizer` that is not a Keras optimizer."""
   if isinstance(optimizer, tf.compat.v1.train.Optimizer):
@@ -140,7 +131,7 @@ def _refuse_optimizer(optimizer):
 
 def _flavour_class(optimizer):
   """The subclass for `optimizer`'s Keras: its base is that Keras' LSO."""
-  keras = _keras_package(optimizer)
+  keras = saving.keras_package(optimizer)
   if keras is None:
     _refuse_optimizer(optimizer)
   bases = _tf_compat.keras_loss_scale_optimizer_bases(keras)
@@ -160,15 +151,47 @@ def _flavour_class(optimizer):
     mixin, base = _Keras2, bases.v3
   else:
     _refuse_optimizer(optimizer)
+  return _class(mixin, base, keras)
+
+
+def _class(mixin, base, keras):
+  """The class of `mixin` on `base`, made once and registered with `keras`.
+
+  Each is named `KerasLossScaleOptimizer`, in this module: Keras writes
+  that name into a saved model, and Keras 2 (tf-keras, 2.15) finds it in
+  the module at load time, even when nothing registered it in that
+  process. Keras 3 looks only in its registry (`saving.register`).
+  """
   key = (mixin, base)
   if key not in _CLASSES:
     _CLASSES[key] = type(
-        mixin.__name__.lstrip("_") + "KerasLossScaleOptimizer", (mixin, base),
+        "KerasLossScaleOptimizer", (mixin, base),
         {"__module__": __name__, "__qualname__": "KerasLossScaleOptimizer"})
+    saving.register(_CLASSES[key], keras)
   return _CLASSES[key]
 
 
 _CLASSES = {}
+
+
+def _register_imported_kerases():
+  """Makes and registers the classes of every Keras imported so far.
+
+  `load_model` finds a class only in the registry, and a script may load a
+  model before it builds any optimizer. `import tensorflow` has already
+  imported the Keras `tf.keras` is (`tf_keras` under TF_USE_LEGACY_KERAS=1);
+  a Keras imported later has its classes registered when its first
+  optimizer is wrapped.
+  """
+  for name in ("keras", "tf_keras"):
+    keras = sys.modules.get(name)
+    if keras is None or not hasattr(keras, "saving"):
+      continue
+    bases = _tf_compat.keras_loss_scale_optimizer_bases(keras)
+    for mixin, base in ((_Keras3, bases.keras3),
+                        (_Keras2Legacy, bases.legacy), (_Keras2, bases.v3)):
+      if base is not None:
+        _class(mixin, base, keras)
 
 
 class KerasLossScaleOptimizer(object):
@@ -466,75 +489,34 @@ class KerasLossScaleOptimizer(object):
         has no configuration.
     """
     return {
-        "optimizer": _serialize(self._keras_inner()),
-        "loss_scale": _loss_scale_config(self._cmp_loss_scale_argument),
+        "optimizer": saving.serialize_optimizer(self._keras_inner()),
+        "loss_scale": saving.loss_scale_config(
+            self._cmp_loss_scale_argument),
         "skipped_steps_advance_iterations": self._cmp_advance_on_skip,
     }
 
   @classmethod
   def from_config(cls, config, custom_objects=None):
     config = dict(config)
-    optimizer = _deserialize(config.pop("optimizer"), custom_objects)
-    loss_scale = _loss_scale_from_config(config.pop("loss_scale"))
+    optimizer = saving.deserialize_optimizer(config.pop("optimizer"),
+                                             custom_objects)
+    loss_scale = saving.loss_scale_from_config(config.pop("loss_scale"))
     return KerasLossScaleOptimizer(optimizer, loss_scale, **config)
+
+  def save_own_variables(self, store):
+    """Keras' entries of a `.keras` file, then the loss scale's state."""
+    super().save_own_variables(store)
+    saving.save_state(store, self._cmp_manager)
+
+  def load_own_variables(self, store):
+    keras_entries, loss_scale_values = saving.split_state(store)
+    super().load_own_variables(keras_entries)
+    saving.load_state(loss_scale_values, self._cmp_manager,
+                      getattr(self, "name", None))
 
   def __repr__(self):
     return "KerasLossScaleOptimizer({!r}, {!r})".format(
         self._keras_inner(), self._loss_scale_source())
-
-
-def _serialize(optimizer):
-  keras = _keras_package(optimizer)
-  return {"keras": keras.__name__,
-          "config": keras.optimizers.serialize(optimizer)}
-
-
-def _deserialize(config, custom_objects):
-  """The inner optimizer, by the Keras package that serialized it."""
-  if not isinstance(config, dict) or "keras" not in config:
-    return config  # An optimizer object given in place of its config.
-  keras = importlib.import_module(config["keras"])
-  return keras.optimizers.deserialize(config["config"],
-                                      custom_objects=custom_objects)
-
-
-_LOSS_SCALE_CLASSES = {
-    "DynamicLossScale": tf.compat.v1.mixed_precision.DynamicLossScale,
-    "FixedLossScale": _FixedLossScale,
-}
-
-
-def _loss_scale_config(loss_scale):
-  if isinstance(loss_scale, (str, int, float)):
-    return loss_scale
-  if isinstance(loss_scale, tf.compat.v1.mixed_precision.LossScale):
-    return {"class_name": type(loss_scale).__name__,
-            "config": loss_scale.get_config()}
-  if isinstance(loss_scale, manager_lib.FixedLossScaleManager):
-    return {"class_name": "FixedLossScaleManager",
-            "config": {"loss_scale": loss_scale._loss_scale}}  # pylint: disable=protected-access
-  if isinstance(loss_scale, manager_lib.ExponentialUpdateLossScaleManager):
-    return {"class_name": "ExponentialUpdateLossScaleManager",
-            "config": loss_scale.loss_scale.get_config()}
-  raise NotImplementedError(
-      "KerasLossScaleOptimizer.get_config cannot describe the loss scale "
-      "{!r}: only TF's DynamicLossScale and FixedLossScale, numbers, "
-      "'dynamic' and this package's built-in managers have a "
-      "configuration.".format(loss_scale))
-
-
-def _loss_scale_from_config(config):
-  if not isinstance(config, dict):
-    return config
-  import contrib_mixed_precision  # pylint: disable=g-import-not-at-top
-  name, kwargs = config["class_name"], config["config"]
-  if name in _LOSS_SCALE_CLASSES:
-    return _LOSS_SCALE_CLASSES[name](**kwargs)
-  if name in ("FixedLossScaleManager", "ExponentialUpdateLossScaleManager",
-              "ExponentialUpdateLossScale"):
-    return getattr(contrib_mixed_precision, name)(**kwargs)
-  raise ValueError("Unknown loss scale class {!r} in the configuration of a "
-                   "KerasLossScaleOptimizer.".format(name))
 
 
 class _Keras3(KerasLossScaleOptimizer):
@@ -559,7 +541,7 @@ class _Keras3(KerasLossScaleOptimizer):
     # Keras' `Optimizer.build`, not its LossScaleOptimizer's (which would
     # make a scale variable of its own).
     keras_lso = _tf_compat.keras_loss_scale_optimizer_bases(
-        _keras_package(self.inner_optimizer)).keras3
+        saving.keras_package(self.inner_optimizer)).keras3
     super(keras_lso, self).build(var_list)  # pylint: disable=bad-super-call
 
   def scale_loss(self, loss):
@@ -713,3 +695,6 @@ class _Keras2(_Keras2Common):
     # `_Keras2Legacy._inner_apply`).
     return self.inner_optimizer.apply_gradients(list(zip(grads, variables)),
                                                 name, **options)
+
+
+_register_imported_kerases()

@@ -59,6 +59,22 @@ class OtherKerasCheckpointTest(checks.CheckpointChecks):
     self.check_restores_tf2x_experimental_checkpoint(keras_name)
 
 
+class OtherKerasFileTest(checks.KerasFileChecks):
+  """`.keras` files under tf-keras, beside Keras 3 (TF 2.16+).
+
+  Its new optimizers: Keras' legacy ones keep no state in a `.keras` file
+  (Keras' own `LossScaleOptimizer` around one restores no `iterations`
+  either). TF 2.15 has one Keras, which the core suite's test covers.
+  """
+
+  def test_keras_file_round_trip_tf_keras_package(self):
+    if "tf_keras_package" not in _OTHER:
+      self.skipTest("tf_keras is not installed beside Keras 3 here (TF "
+                    "2.15's one Keras runs in keras_loss_scale_optimizer_"
+                    "test.py)")
+    self.check_keras_file_round_trip("tf_keras_package")
+
+
 class OtherKerasApiTest(checks.ApiChecks):
 
   @parameterized.named_parameters(*checks.named(_OTHER))

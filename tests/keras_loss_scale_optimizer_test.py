@@ -68,6 +68,14 @@ class CheckpointTest(checks.CheckpointChecks):
     self.check_restores_tf2x_experimental_checkpoint(keras_name)
 
 
+class KerasFileTest(checks.KerasFileChecks):
+  """`model.save("x.keras")`, then `load_model` in a fresh process."""
+
+  @parameterized.named_parameters(*checks.named(_CORE))
+  def test_keras_file_round_trip(self, keras_name):
+    self.check_keras_file_round_trip(keras_name)
+
+
 class ApiTest(checks.ApiChecks):
 
   @parameterized.named_parameters(*checks.named(checks.ALL_KERASES))

@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import sys
+import tempfile
 
 from absl.testing import parameterized
 import numpy as np
@@ -498,6 +499,47 @@ class CheckpointChecks(_Case):
     # good_steps came back as 3: the next finite step completes the period.
     _custom_loop(opt, _batches([None]), "eager", "tf2")
     self.assertEqual(512., float(opt.loss_scale))
+
+
+_KERAS_FILE_PROGRAM = "keras_lso_keras_file.py"
+
+
+class KerasFileChecks(_Case):
+  """A `.keras` file: saved by one process, loaded and resumed by another."""
+
+  def check_keras_file_round_trip(self, keras_name):
+    path = os.path.join(self.get_temp_dir(), "model.keras")
+    saved, loaded = [json.loads(program_util.run_program(
+        _KERAS_FILE_PROGRAM, mode, path, keras_name,
+        timeout=240).strip().splitlines()[-1]) for mode in ("save", "load")]
+    # The reference: TF's own DynamicLossScale driven by the same steps'
+    # finiteness, and TF 2.0's `iterations`, which counted applied steps.
+    steps = saved.pop("steps")
+    reference = _MP.DynamicLossScale(2.**10, 3, 4.)
+    for g in steps:
+      reference.update([tf.constant(g)])
+    self.assertEqual(
+        {"scale": float(reference()),
+         "loss_scale_variables": [float(reference()), _good_steps(reference)],
+         "iterations": int(np.sum(np.isfinite(steps)))},
+        saved)
+    # As saved: the scale, its counter and Keras' `iterations`.
+    self.assertEqual(saved, {k: loaded[k] for k in saved})
+    self.assertStartsWith(loaded["class"], "Keras")
+    resumed = []
+    for g in loaded["steps"]:
+      reference.update([tf.constant(g)])
+      resumed.append(float(reference()))
+    self.assertEqual(resumed, loaded["resumed"])
+
+
+def _good_steps(loss_scale):
+  """`DynamicLossScale`'s count of finite steps, from its checkpoint."""
+  with tempfile.TemporaryDirectory() as directory:
+    path = tf.train.Checkpoint(ls=loss_scale).write(
+        os.path.join(directory, "ls"))
+    return int(tf.train.load_variable(
+        path, "ls/good_steps/.ATTRIBUTES/VARIABLE_VALUE"))
 
 
 class ApiChecks(_Case):
