@@ -22,6 +22,11 @@ Modes: `eager` (`run_eagerly=True`), `function` (fit's `tf.function`) and
 
 Usage: python -m benchmarks.keras_fit [--modes eager,jit] [--rounds 9]
                                       [--steps 20] [--json PATH]
+
+On a shared machine pin it to one core and one TensorFlow thread
+(`TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 taskset -c 1 ...`,
+with `--rounds 15 --steps 100`): unpinned, rounds of every configuration
+jump between two speeds, and nothing resolves (docs/performance.md).
 """
 
 import argparse
