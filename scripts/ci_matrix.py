@@ -251,10 +251,14 @@ def load(repo=_REPO):
   if data["bazel_env"] not in names:
     fail("bazel_env {!r} is not one of the environments {}.".format(
         data["bazel_env"], names))
-  if data["bazel_suite"] not in suites or suites[data["bazel_suite"]].get(
-      "only"):
+  if data["bazel_suite"] not in suites:
     fail("bazel_suite {!r} is not one of the suites {}.".format(
         data["bazel_suite"], sorted(suites)))
+  if suites[data["bazel_suite"]].get("only"):
+    fail("bazel_suite {!r} runs only an environment's `include`, and Bazel "
+         "has none: name a suite of `exclude`s, one of {}.".format(
+             data["bazel_suite"],
+             sorted(k for k, v in suites.items() if not v.get("only"))))
   return Matrix(python=str(data["python"]), bazel_env=data["bazel_env"],
                 bazel_exclude=tuple(
                     suites[data["bazel_suite"]].get("exclude", ())),

@@ -507,7 +507,9 @@ class MatrixFileTest(parameterized.TestCase):
        "environment 'tf216' excludes tests/alias_test.py, which its suite "
        "'core' excludes already"),
       ("bazel_suite_of_only", "toml", 'bazel_suite = "core"',
-       'bazel_suite = "only"', "bazel_suite 'only' is not one of the suites"),
+       'bazel_suite = "only"', "bazel_suite 'only' runs only an "
+       "environment's `include`, and Bazel has none: name a suite of "
+       "`exclude`s, one of ['core', 'full', 'middle']"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
        "requirements/tf2210.txt"),
