@@ -28,8 +28,9 @@ from contrib_mixed_precision import loss_scale_manager as manager_lib
 
 # The Keras serialization package name of the registered classes.
 REGISTERED_PACKAGE = "contrib_mixed_precision"
-# The `.keras` entries of the loss scale's state, after Keras' "0", "1", ...
-_STATE_KEY = "contrib_mixed_precision_loss_scale_{}"
+# The `.keras` entries of the loss scale's state, `<prefix>0`, `<prefix>1`,
+# after Keras' own "0", "1", ...
+_STATE_PREFIX = "contrib_mixed_precision_loss_scale_"
 
 
 def keras_package(optimizer):
@@ -110,16 +111,18 @@ def loss_scale_from_config(config):
 def save_state(store, manager):
   """Writes the loss scale's variables into a `.keras` store, by index."""
   for i, variable in enumerate(manager.variables()):
-    store[_STATE_KEY.format(i)] = variable.numpy()
+    store[_STATE_PREFIX + str(i)] = variable.numpy()
 
 
 def split_state(store):
   """(Keras' own entries of `store`, as a dict; the loss scale's)."""
-  keys = list(store.keys())
-  own = sorted((k for k in keys if k.startswith(_STATE_KEY.format(""))),
-               key=lambda k: int(k[len(_STATE_KEY.format("")):]))
-  return ({k: store[k] for k in keys if k not in own},
-          [store[k] for k in own])
+  keras_entries, own = {}, {}
+  for key in store.keys():
+    if key.startswith(_STATE_PREFIX):
+      own[int(key[len(_STATE_PREFIX):])] = store[key]
+    else:
+      keras_entries[key] = store[key]
+  return keras_entries, [own[i] for i in sorted(own)]
 
 
 def load_state(values, manager, name):
