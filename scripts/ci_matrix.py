@@ -59,11 +59,13 @@ class Environment:
     debian: the Debian suite whose chroot provides that Python
       (scripts/chroot_env.sh), e.g. "trixie"; None for the host's Python.
     tf_package: the pinned distribution, "tensorflow-cpu" or "tf-nightly".
-    include: test files its suite leaves out that it runs all the same (the
-      slow upgrade tests are spread over the host's environments this way).
+    include: test files its suite leaves out that it runs all the same: its
+      own `include`, and on the host's Python the matrix's `[host]` files.
     only: True when its suite runs nothing but `include` (an environment
       whose other tests another one runs on the same TensorFlow).
     own_exclude: the files it leaves out beyond its suite's `exclude`.
+    host: the `[host]` files among `include`, and what they are in words
+      (`[host]`'s `description`): `()` and "" in a `debian` chroot.
   """
   name: str
   tf_version: str
@@ -78,6 +80,8 @@ class Environment:
   include: tuple[str, ...] = ()
   only: bool = False
   own_exclude: tuple[str, ...] = ()
+  host: tuple[str, ...] = ()
+  host_description: str = ""
 
   def runs(self, test):
     """True when this environment runs `test` ("tests/x_test.py")."""
@@ -110,6 +114,8 @@ class Matrix:
     environments: the environments, in file order.
     suites: {suite name: description}.
     suite_exclude: {suite name: the test files it leaves out}.
+    host_include: the files every environment on the host's Python runs
+      besides its suite (`[host]`), and host_description, what they are.
   """
   python: str
   bazel_env: str
@@ -118,6 +124,8 @@ class Matrix:
   environments: tuple[Environment, ...]
   suites: dict
   suite_exclude: dict = dataclasses.field(default_factory=dict)
+  host_include: tuple[str, ...] = ()
+  host_description: str = ""
 
   def get(self, name):
     """Returns the environment called `name`; KeyError if there is none."""
@@ -183,6 +191,11 @@ def load(repo=_REPO):
     if key not in data:
       fail("missing `{}`.".format(key))
   suites = data["suites"]
+  host = data.get("host", {})
+  host_include = tuple(host.get("include", ()))
+  if host_include and not host.get("description"):
+    fail("`[host]` names files without a `description` (the README's words "
+         "for them).")
   environments = []
   for name, entry in data["env"].items():
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
@@ -203,7 +216,11 @@ def load(repo=_REPO):
     own_exclude = tuple(entry.get("exclude", ()))
     only = bool(suites[suite].get("only", False))
     suite_exclude = tuple(suites[suite].get("exclude", ()))
-    if only and (suite_exclude or own_exclude or not include):
+    debian = entry.get("debian")
+    added = () if debian else tuple(
+        t for t in host_include
+        if t not in include and (only or t in suite_exclude + own_exclude))
+    if only and (suite_exclude or own_exclude or not include + added):
       fail("environment {!r} has suite {!r}, which runs only the files its "
            "environment's `include` names: give it an `include` and no "
            "`exclude`.".format(name, suite))
@@ -217,10 +234,10 @@ def load(repo=_REPO):
     if twice:
       fail("environment {!r} excludes {}, which its suite {!r} excludes "
            "already.".format(name, ", ".join(twice), suite))
+    include += added
     exclude = tuple(t for t in suite_exclude + own_exclude
                     if t not in include)
     python = str(entry.get("python", data["python"]))
-    debian = entry.get("debian")
     if not re.fullmatch(r"3\.\d+", python):
       fail("environment {!r} has python {!r}; expected \"3.N\".".format(
           name, python))
@@ -244,6 +261,8 @@ def load(repo=_REPO):
         include=include,
         only=only,
         own_exclude=own_exclude,
+        host=added,
+        host_description=host.get("description", "") if added else "",
         note=entry.get("note", "")))
   if not environments:
     fail("no environments.")
@@ -267,7 +286,9 @@ def load(repo=_REPO):
                 suites={k: v.get("description", "") for k, v in
                         suites.items()},
                 suite_exclude={k: tuple(v.get("exclude", ())) for k, v in
-                               suites.items()})
+                               suites.items()},
+                host_include=host_include,
+                host_description=host.get("description", ""))
 
 
 def label(matrix, name):
@@ -285,13 +306,17 @@ def runs(env, quote=lambda name: name):
   """What `env` runs, in words: "core suite + a.py + b.py", "only a.py"."""
   def names(tests, sep):
     return sep.join(quote(os.path.basename(t)) for t in tests)
+  own = [t for t in env.include if t not in env.host]
+  added = [names(own, " + ")] if own else []
+  if env.host:
+    added.append(env.host_description)
   if env.only:
-    return "only " + names(env.include, ", ")
+    return "only " + " + ".join(added)
   text = "{} suite".format(env.suite)
   if env.own_exclude:
     text += " less " + names(env.own_exclude, ", ")
-  if env.include:
-    text += " + " + names(env.include, " + ")
+  if added:
+    text += " + " + " + ".join(added)
   return text
 
 

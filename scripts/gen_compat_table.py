@@ -181,13 +181,18 @@ def render_table(version_module, matrix):
                         "them" if len(untested) > 1 else "it"))
   notes = ["", python_note]
   for name, description in matrix.suites.items():
-    excluded = sorted({t for e in matrix.environments if e.suite == name
-                       for t in e.exclude if t not in e.own_exclude})
+    excluded = sorted(matrix.suite_exclude.get(name, ()))
     text = "The {} suite: {}".format(name, description)
     if excluded:
       text += " ({})".format(", ".join("`{}`".format(t) for t in excluded))
     notes.append("")
     notes.append(text + ".")
+  if matrix.host_include:
+    notes += ["", "{}: every environment on the host's Python {} runs them "
+              "besides its suite ({}).".format(
+                  matrix.host_description[:1].upper() +
+                  matrix.host_description[1:], matrix.python,
+                  ", ".join("`{}`".format(t) for t in matrix.host_include))]
   notes += ["", "Bazel: `bazel build //...`, then `bazel test` on every "
             "target but {}, with TensorFlow {}.".format(
                 ", ".join("`{}`".format(os.path.splitext(

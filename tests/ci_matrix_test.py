@@ -233,12 +233,13 @@ class NoxfileTest(parameterized.TestCase):
     self.assertEqual(args[-2:], ["-k", "name"])
 
   def test_suites_exclude_only_existing_test_files(self):
-    for test in sorted({t for e in _MATRIX.environments for t in e.exclude}):
+    for test in sorted({t for e in _MATRIX.environments
+                        for t in e.exclude + e.include}):
       with self.subTest(test=test):
         self.assertRegex(test, r"^tests/\w+_test\.py$")
         self.assertTrue(os.path.exists(os.path.join(_REPO, test)),
-                        msg="{} excludes {}, which does not exist: the slow "
-                        "test it meant runs after all.".format(
+                        msg="{} names {}, which does not exist: a test "
+                        "it meant to leave out or add is not.".format(
                             _CI_MATRIX["MATRIX_FILE"], test))
 
   def test_core_variants_leave_out_what_the_core_suite_does(self):
@@ -293,22 +294,28 @@ class NoxfileTest(parameterized.TestCase):
       if test not in _MATRIX.suite_exclude["core"]:
         self.assertTrue(all(e.runs(test) for e in _FULL))
 
-  def test_a_host_environment_runs_each_upgrade_test(self):
+  def test_every_host_environment_runs_every_upgrade_test(self):
     # Issue 43: a contributor without root runs only the host's
-    # environments, so each upgrade test runs in exactly one of them (they
-    # run on the same Python and libcst everywhere; in all eight they took
-    # CI past its limit), and all in the full suites.
+    # environments, and each of them runs the upgrade command's tests
+    # (`[host]`), as do the full suites. Bazel's suite leaves them out:
+    # tf221 runs them on the same lock.
     tests_dir = os.path.join(_REPO, "tests")
     upgrade = sorted("tests/" + f for f in os.listdir(tests_dir)
                      if f.startswith("upgrade") and f.endswith("_test.py"))
-    self.assertGreaterEqual(len(upgrade), 15)
+    self.assertGreaterEqual(len(upgrade), 18)
     host = [e for e in _MATRIX.environments if not e.debian]
-    for test in upgrade:
-      runs_in = [e.name for e in host if e.runs(test)]
-      with self.subTest(test=test):
-        self.assertLen(runs_in, 1, "{} runs in {}".format(test, runs_in))
-        for env in _FULL:
-          self.assertTrue(env.runs(test))
+    self.assertGreaterEqual(len(host), 8)
+    for env in host:
+      with self.subTest(env=env.name):
+        self.assertEqual([t for t in upgrade if not env.runs(t)], [])
+        self.assertEqual(sorted(env.host), upgrade)
+        self.assertIn("the upgrade command's tests",
+                      _CI_MATRIX["runs"](env))
+    for env in _FULL:
+      with self.subTest(env=env.name):
+        self.assertEqual([t for t in upgrade if not env.runs(t)], [])
+        self.assertEqual(env.host, ())
+    self.assertContainsSubset(upgrade, _MATRIX.bazel_exclude)
 
   def test_fuzz_runs_one_round_an_environment_with_its_own_seed(self):
     rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
@@ -383,9 +390,7 @@ class MatrixFileTest(parameterized.TestCase):
                       text)
 
   def test_minor_without_environment_is_not_marked_tested(self):
-    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n'
-          'include = ["tests/upgrade_walkthrough_test.py", '
-          '"tests/upgrade_fuzz_test.py"]\n', "")
+    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
@@ -399,8 +404,8 @@ class MatrixFileTest(parameterized.TestCase):
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
-                  "on Python 3.11, middle suite + `upgrade_runs_test.py` + "
-                  "`upgrade_hostile_tree_test.py`) |",
+                  "on Python 3.11, middle suite + the upgrade command's "
+                  "tests) |",
                   proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
@@ -418,14 +423,10 @@ class MatrixFileTest(parameterized.TestCase):
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
     self.assertEqual(row, [
         "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
-        "(tf-nightly {} on Python 3.11, core suite + `upgrade_test.py` + "
-        "`upgrade_scaling_test.py` + `upgrade_standalone_test.py`) "
-        "|".format(
+        "(tf-nightly {} on Python 3.11, core suite + the upgrade command's "
+        "tests) |".format(
             nightly.tf_version)])
-    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n'
-          'include = ["tests/upgrade_test.py", '
-          '"tests/upgrade_scaling_test.py", '
-          '"tests/upgrade_standalone_test.py"]\n', "")
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
@@ -443,10 +444,9 @@ class MatrixFileTest(parameterized.TestCase):
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, only "
-                           "`upgrade_advice_test.py`, "
-                           "`upgrade_slim_test.py`, and the core suite "
-                           "under Bazel) |"])
+                           "CI (2.21.0 on Python 3.11, only the upgrade "
+                           "command's tests, and the core suite under "
+                           "Bazel) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
@@ -490,15 +490,15 @@ class MatrixFileTest(parameterized.TestCase):
       ("bad_bazel_suite", "toml", 'bazel_suite = "core"',
        'bazel_suite = "fast"', "bazel_suite 'fast' is not one of the suites"),
       ("include_what_the_suite_runs", "toml",
-       'include = ["tests/upgrade_notebook_test.py", '
-       '"tests/upgrade_notebook_cells_test.py"]',
-       'include = ["tests/api_test.py"]',
+       '[env.tf220]\nsuite = "core"',
+       '[env.tf220]\nsuite = "core"\ninclude = ["tests/api_test.py"]',
        "environment 'tf220' includes tests/api_test.py, which its suite "
        "'core' runs anyway"),
-      ("only_without_include", "toml",
-       'include = ["tests/upgrade_advice_test.py", '
-       '"tests/upgrade_slim_test.py"]', '',
-       "environment 'tf221' has suite 'only', which runs only the files its "
+      ("only_in_a_chroot_without_include", "toml",
+       '[env.tf221_py313]\nsuite = "full"',
+       '[env.tf221_py313]\nsuite = "only"',
+       "environment 'tf221_py313' has suite 'only', which runs only the "
+       "files its "
        "environment's `include` names: give it an `include` and no "
        "`exclude`"),
       ("exclude_what_the_suite_excludes", "toml",
@@ -510,6 +510,9 @@ class MatrixFileTest(parameterized.TestCase):
        'bazel_suite = "only"', "bazel_suite 'only' runs only an "
        "environment's `include`, and Bazel has none: name a suite of "
        "`exclude`s, one of ['core', 'full', 'middle']"),
+      ("host_without_description", "toml",
+       'description = "the upgrade command\'s tests"\n', '',
+       "`[host]` names files without a `description`"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
        "requirements/tf2210.txt"),

@@ -107,10 +107,14 @@ _TF1_PROGRAM = (
 
 
 class FileCountsTest(_Case):
+  """One `--tf_upgrade_v2` run of a small tree, which each test reads."""
 
-  def setUp(self):
-    super().setUp()
-    tree = os.path.join(self.tmp, "tree")
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    tmp = tempfile.mkdtemp(prefix="upgrade_advice_test_")
+    cls.addClassCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    tree = os.path.join(tmp, "tree")
     os.mkdir(tree)
     files = {
         # A byte-order mark: tf_upgrade_v2 alone leaves such a file empty.
@@ -129,14 +133,15 @@ class FileCountsTest(_Case):
     for name, data in files.items():
       with open(os.path.join(tree, name), "wb") as f:
         f.write(data)
-    self.out = os.path.join(self.tmp, "out")
-    report = os.path.join(self.tmp, "report.txt")
-    proc = _upgrade("--intree", tree, "--outtree", self.out, "--reportfile",
+    cls.out = os.path.join(tmp, "out")
+    report = os.path.join(tmp, "report.txt")
+    proc = _upgrade("--intree", tree, "--outtree", cls.out, "--reportfile",
                     report, "--tf_upgrade_v2")
-    self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-    self.stdout = proc.stdout
+    if proc.returncode != 0:
+      raise AssertionError(proc.stdout + proc.stderr)
+    cls.stdout = proc.stdout
     with open(report, encoding="utf-8") as f:
-      self.report = f.read()
+      cls.report = f.read()
 
   def test_bom_and_declared_encoding_files_are_converted_and_run(self):
     for name in ("bom.py", "cookie.py"):

@@ -218,7 +218,7 @@ class VersionTest(parameterized.TestCase):
         self.assertIn("tested in CI", table[row])
         self.assertIn("{} on Python {}, {}".format(
             env.tf_version, env.python,
-            "only `" if env.only else env.suite + " suite"), table[row])
+            "only " if env.only else env.suite + " suite"), table[row])
       self.assertCountEqual(ci_pythons[row], {e.python for e in envs},
                             msg=row)
     for tf_version, status in table.items():
