@@ -9,6 +9,7 @@ it registers (nox itself is not installed in the test environments), the
 table generator on a copy of the repository with a changed matrix.
 """
 
+import ast
 import json
 import os
 import re
@@ -294,28 +295,49 @@ class NoxfileTest(parameterized.TestCase):
       if test not in _MATRIX.suite_exclude["core"]:
         self.assertTrue(all(e.runs(test) for e in _FULL))
 
-  def test_every_host_environment_runs_every_upgrade_test(self):
+  def test_a_host_run_runs_every_upgrade_test(self):
     # Issue 43: a contributor without root runs only the host's
-    # environments, and each of them runs the upgrade command's tests
-    # (`[host]`), as do the full suites. Bazel's suite leaves them out:
-    # tf221 runs them on the same lock.
+    # environments. Each of them runs the upgrade tests that start no
+    # TensorFlow (`[host]`); each other upgrade test runs in one of them.
+    # The full suites run them all; Bazel's suite leaves them out.
     tests_dir = os.path.join(_REPO, "tests")
     upgrade = sorted("tests/" + f for f in os.listdir(tests_dir)
                      if f.startswith("upgrade") and f.endswith("_test.py"))
     self.assertGreaterEqual(len(upgrade), 18)
     host = [e for e in _MATRIX.environments if not e.debian]
     self.assertGreaterEqual(len(host), 8)
+    self.assertContainsSubset(_MATRIX.host_include, upgrade)
+    for test in upgrade:
+      runs_in = [e.name for e in host if e.runs(test)]
+      with self.subTest(test=test):
+        if test in _MATRIX.host_include:
+          self.assertLen(runs_in, len(host))
+        else:
+          self.assertLen(runs_in, 1, "{} runs in {}".format(test, runs_in))
+        for env in _FULL:
+          self.assertTrue(env.runs(test))
     for env in host:
       with self.subTest(env=env.name):
-        self.assertEqual([t for t in upgrade if not env.runs(t)], [])
-        self.assertEqual(sorted(env.host), upgrade)
-        self.assertIn("the upgrade command's tests",
-                      _CI_MATRIX["runs"](env))
-    for env in _FULL:
-      with self.subTest(env=env.name):
-        self.assertEqual([t for t in upgrade if not env.runs(t)], [])
-        self.assertEqual(env.host, ())
+        self.assertCountEqual(env.host, _MATRIX.host_include)
+        self.assertIn(_MATRIX.host_description, _CI_MATRIX["runs"](env))
     self.assertContainsSubset(upgrade, _MATRIX.bazel_exclude)
+
+  def test_host_upgrade_tests_start_no_tensorflow(self):
+    # `[host]` is for the tests that need no TensorFlow: none imports it,
+    # or tests/util.py, whose run_python the tests that train converted
+    # programs use. (TensorFlow in a fixture's text is not an import.)
+    for test in _MATRIX.host_include:
+      with open(os.path.join(_REPO, test), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+      imported = set()
+      for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+          imported.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+          imported.add(node.module.split(".")[0])
+      with self.subTest(test=test):
+        self.assertNoCommonElements(imported,
+                                    {"tensorflow", "util", "tf_keras"})
 
   def test_fuzz_runs_one_round_an_environment_with_its_own_seed(self):
     rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
@@ -390,7 +412,8 @@ class MatrixFileTest(parameterized.TestCase):
                       text)
 
   def test_minor_without_environment_is_not_marked_tested(self):
-    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n', "")
+    _edit(self.toml, '[env.tf217]\nsuite = "middle"\n'
+          'include = ["tests/upgrade_walkthrough_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
@@ -404,8 +427,8 @@ class MatrixFileTest(parameterized.TestCase):
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
-                  "on Python 3.11, middle suite + the upgrade command's "
-                  "tests) |",
+                  "on Python 3.11, middle suite + `upgrade_runs_test.py` + "
+                  "the upgrade command's tests that start no TensorFlow) |",
                   proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
@@ -423,10 +446,12 @@ class MatrixFileTest(parameterized.TestCase):
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
     self.assertEqual(row, [
         "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
-        "(tf-nightly {} on Python 3.11, core suite + the upgrade command's "
-        "tests) |".format(
+        "(tf-nightly {} on Python 3.11, core suite + `upgrade_test.py` + "
+        "the upgrade command's tests that start no TensorFlow) "
+        "|".format(
             nightly.tf_version)])
-    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n', "")
+    _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n'
+          'include = ["tests/upgrade_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| >= ")]
@@ -444,9 +469,11 @@ class MatrixFileTest(parameterized.TestCase):
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
     self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, only the upgrade "
-                           "command's tests, and the core suite under "
-                           "Bazel) |"])
+                           "CI (2.21.0 on Python 3.11, only "
+                           "`upgrade_advice_test.py` + "
+                           "`upgrade_slim_test.py` + the upgrade command's "
+                           "tests that start no TensorFlow, and the core "
+                           "suite under Bazel) |"])
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
@@ -490,8 +517,8 @@ class MatrixFileTest(parameterized.TestCase):
       ("bad_bazel_suite", "toml", 'bazel_suite = "core"',
        'bazel_suite = "fast"', "bazel_suite 'fast' is not one of the suites"),
       ("include_what_the_suite_runs", "toml",
-       '[env.tf220]\nsuite = "core"',
-       '[env.tf220]\nsuite = "core"\ninclude = ["tests/api_test.py"]',
+       'include = ["tests/upgrade_notebook_test.py"]',
+       'include = ["tests/api_test.py"]',
        "environment 'tf220' includes tests/api_test.py, which its suite "
        "'core' runs anyway"),
       ("only_in_a_chroot_without_include", "toml",
@@ -511,7 +538,8 @@ class MatrixFileTest(parameterized.TestCase):
        "environment's `include`, and Bazel has none: name a suite of "
        "`exclude`s, one of ['core', 'full', 'middle']"),
       ("host_without_description", "toml",
-       'description = "the upgrade command\'s tests"\n', '',
+       'description = "the upgrade command\'s tests that start no '
+       'TensorFlow"\n', '',
        "`[host]` names files without a `description`"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "
