@@ -188,10 +188,11 @@ def render_table(version_module, matrix):
     notes.append("")
     notes.append(text + ".")
   if matrix.host_include:
-    notes += ["", "{}: every environment on the host's Python {} runs them "
+    notes += ["", "{}: every environment on the host's Python {} runs {} "
               "besides its suite ({}).".format(
                   matrix.host_description[:1].upper() +
                   matrix.host_description[1:], matrix.python,
+                  "them" if len(matrix.host_include) > 1 else "it",
                   ", ".join("`{}`".format(t) for t in matrix.host_include))]
   notes += ["", "Bazel: `bazel build //...`, then `bazel test` on every "
             "target but {}, with TensorFlow {}.".format(

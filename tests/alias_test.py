@@ -245,14 +245,17 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
   def test_unconverted_program_trains_behind_the_alias(
       self, path, steps, bad_steps, manager):
     program = util.Program(path, steps, bad_steps, manager)
-    script = os.path.join(util.FIXTURE_DIR, path)
+    # A private copy: importing the fixture's `common` writes its bytecode
+    # beside it, and the source tree is not this test's to write.
+    fixture = util.real_tree(util.FIXTURE_DIR)
+    script = os.path.join(fixture, path)
     stdout = _run("""
         install_alias()
         import runpy
         sys.path.insert(0, {fixture!r})
         sys.argv = [{script!r}]
         runpy.run_path({script!r}, run_name="__main__")
-        """.format(fixture=util.FIXTURE_DIR, script=script))
+        """.format(fixture=fixture, script=script))
     values = util.last_json(_Stdout(stdout))
     expected = util.expected_values(program)
     self.assertEqual(values["scale"], expected["scale"])

@@ -28,6 +28,29 @@ _CI_MATRIX = runpy.run_path(os.path.join(_REPO, "scripts", "ci_matrix.py"))
 _MATRIX = _CI_MATRIX["load"](_REPO)
 _CORE = [e for e in _MATRIX.environments if e.suite == "core"]
 _FULL = [e for e in _MATRIX.environments if e.suite == "full"]
+# What a test that starts TensorFlow imports: TensorFlow, tf-keras, or
+# tests/util.py, whose run_python the tests that train converted programs
+# use.
+_TENSORFLOW_IMPORTS = frozenset({"tensorflow", "util", "tf_keras"})
+
+
+def _upgrade_tests():
+  tests_dir = os.path.join(_REPO, "tests")
+  return sorted("tests/" + f for f in os.listdir(tests_dir)
+                if f.startswith("upgrade") and f.endswith("_test.py"))
+
+
+def _imports(test):
+  """The top-level modules test file `test` imports (read from its AST)."""
+  with open(os.path.join(_REPO, test), encoding="utf-8") as f:
+    tree = ast.parse(f.read())
+  imported = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      imported.update(a.name.split(".")[0] for a in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.module:
+      imported.add(node.module.split(".")[0])
+  return imported
 _ONLY = [e for e in _MATRIX.environments if e.only]
 
 # A stand-in for nox: records the sessions, their parameters and the options
@@ -109,9 +132,13 @@ def _copy_repo_subset(dest):
                   os.path.join(dest, "requirements"))
 
 
-def _edit(path, old, new):
+def _read(path):
   with open(path, encoding="utf-8") as f:
-    text = f.read()
+    return f.read()
+
+
+def _edit(path, old, new):
+  text = _read(path)
   if old not in text:
     raise AssertionError("{!r} not in {}".format(old, path))
   with open(path, "w", encoding="utf-8") as f:
@@ -297,16 +324,14 @@ class NoxfileTest(parameterized.TestCase):
 
   def test_a_host_run_runs_every_upgrade_test(self):
     # Issue 43: a contributor without root runs only the host's
-    # environments. Each of them runs the upgrade tests that start no
-    # TensorFlow (`[host]`); each other upgrade test runs in one of them.
-    # The full suites run them all; Bazel's suite leaves them out.
-    tests_dir = os.path.join(_REPO, "tests")
-    upgrade = sorted("tests/" + f for f in os.listdir(tests_dir)
-                     if f.startswith("upgrade") and f.endswith("_test.py"))
+    # environments. Each of them runs the fuzz test (`[host]`, a seed of its
+    # own); each other upgrade test runs in one of them. Bazel's suite
+    # leaves them out.
+    upgrade = _upgrade_tests()
     self.assertGreaterEqual(len(upgrade), 18)
     host = [e for e in _MATRIX.environments if not e.debian]
     self.assertGreaterEqual(len(host), 8)
-    self.assertNotEmpty(_MATRIX.host_include)
+    self.assertIn("tests/upgrade_fuzz_test.py", _MATRIX.host_include)
     self.assertContainsSubset(_MATRIX.host_include, upgrade)
     for test in upgrade:
       runs_in = [e.name for e in host if e.runs(test)]
@@ -315,13 +340,24 @@ class NoxfileTest(parameterized.TestCase):
           self.assertLen(runs_in, len(host))
         else:
           self.assertLen(runs_in, 1, "{} runs in {}".format(test, runs_in))
-        for env in _FULL:
-          self.assertTrue(env.runs(test))
     for env in host:
       with self.subTest(env=env.name):
         self.assertCountEqual(env.host, _MATRIX.host_include)
         self.assertIn(_MATRIX.host_description, _CI_MATRIX["runs"](env))
     self.assertContainsSubset(upgrade, _MATRIX.bazel_exclude)
+
+  def test_upgrade_tests_run_in_the_full_suites(self):
+    # Those that start no TensorFlow test the command on the Pythons at both
+    # ends of the range (3.9, 3.13): both full suites run them. Each of the
+    # others, which run converted programs on TensorFlow, runs in one at
+    # least (CI time, issue 43).
+    for test in _upgrade_tests():
+      with self.subTest(test=test):
+        runs_in = [e.name for e in _FULL if e.runs(test)]
+        if _imports(test) & _TENSORFLOW_IMPORTS:
+          self.assertNotEmpty(runs_in)
+        else:
+          self.assertLen(runs_in, len(_FULL))
 
   def test_host_upgrade_tests_start_no_tensorflow(self):
     # `[host]` is for the tests that need no TensorFlow: none imports it,
@@ -330,17 +366,8 @@ class NoxfileTest(parameterized.TestCase):
     # test that starts TensorFlow only in a child of its own, as
     # upgrade_blockers_test does, is not caught here: the reviewer is.
     for test in _MATRIX.host_include:
-      with open(os.path.join(_REPO, test), encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-      imported = set()
-      for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-          imported.update(a.name.split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-          imported.add(node.module.split(".")[0])
       with self.subTest(test=test):
-        self.assertNoCommonElements(imported,
-                                    {"tensorflow", "util", "tf_keras"})
+        self.assertNoCommonElements(_imports(test), _TENSORFLOW_IMPORTS)
 
   def test_fuzz_runs_one_round_an_environment_with_its_own_seed(self):
     rc, out = _run_noxfile(calls=(), probe=textwrap.dedent("""\
@@ -431,7 +458,7 @@ class MatrixFileTest(parameterized.TestCase):
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("| 2.18 | 3.9-3.12 | 3.11 | supported, tested in CI (2.18.0 "
                   "on Python 3.11, middle suite + `upgrade_runs_test.py` + "
-                  "the upgrade command's tests that start no TensorFlow) |",
+                  "the upgrade command's fuzz test (its own seed)) |",
                   proc.stdout)
 
   def test_changed_matrix_makes_the_readme_stale(self):
@@ -450,7 +477,7 @@ class MatrixFileTest(parameterized.TestCase):
     self.assertEqual(row, [
         "| >= 2.22 |  | 3.11 | imports with a warning; tested in CI "
         "(tf-nightly {} on Python 3.11, core suite + `upgrade_test.py` + "
-        "the upgrade command's tests that start no TensorFlow) "
+        "the upgrade command's fuzz test (its own seed)) "
         "|".format(
             nightly.tf_version)])
     _edit(self.toml, '[env.tf_nightly]\nsuite = "core"\n'
@@ -463,20 +490,22 @@ class MatrixFileTest(parameterized.TestCase):
     self.assertNotIn("nightly", proc.stdout)
 
   def test_python_without_environment_is_named_untested(self):
-    _edit(self.toml, '[env.tf221_py313]\nsuite = "full"\npython = "3.13"\n'
-          'debian = "trixie"\n'
-          'exclude = ["tests/unscale_function_hostile_test.py"]\n', "")
+    # The environment's table: up to the end of its `exclude` list.
+    text = _read(self.toml)
+    start = text.index("[env.tf221_py313]")
+    end = text.index("]\n", text.index("exclude = [", start)) + 2
+    _edit(self.toml, text[start:end], "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     self.assertIn("Python 3.10, 3.12 and 3.13 are inside the range, but no "
                   "CI environment runs them: untested.", proc.stdout)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.21 |")]
-    self.assertEqual(row, ["| 2.21 | 3.10-3.13 | 3.11 | supported, tested in "
-                           "CI (2.21.0 on Python 3.11, only "
-                           "`upgrade_advice_test.py` + "
-                           "`upgrade_slim_test.py` + the upgrade command's "
-                           "tests that start no TensorFlow, and the core "
-                           "suite under Bazel) |"])
+    self.assertLen(row, 1)
+    self.assertStartsWith(row[0], "| 2.21 | 3.10-3.13 | 3.11 | supported, "
+                          "tested in CI (2.21.0 on Python 3.11, only "
+                          "`upgrade_advice_test.py` + ")
+    self.assertEndsWith(row[0], " + the upgrade command's fuzz test (its "
+                        "own seed), and the core suite under Bazel) |")
 
   def test_nightly_inside_the_supported_range_is_refused(self):
     req = os.path.join(self.repo, "requirements", "tf_nightly.txt")
@@ -541,8 +570,8 @@ class MatrixFileTest(parameterized.TestCase):
        "environment's `include`, and Bazel has none: name a suite of "
        "`exclude`s, one of ['core', 'full', 'middle']"),
       ("host_without_description", "toml",
-       'description = "the upgrade command\'s tests that start no '
-       'TensorFlow"\n', '',
+       'description = "the upgrade command\'s fuzz test (its own seed)"\n',
+       '',
        "`[host]` names files without a `description`"),
       ("missing_lock", "toml", '[env.tf221]', '[env.tf2210]',
        "environment 'tf2210' has no requirements file "

@@ -75,11 +75,15 @@ def real_tree(path: str) -> str:
   Under Bazel a test's data files are symlinks into the source tree, and the
   upgrade command never follows a symlink (it skips and reports it), so the
   fixture trees are handed to it as plain files. One copy per process.
+  Bytecode caches are left out: a `__pycache__` that a run of the source
+  tree's programs left there is not part of the fixture (the report counts
+  the files it copies).
   """
   parent = tempfile.mkdtemp(prefix="upgrade_fixture_")
   atexit.register(shutil.rmtree, parent, ignore_errors=True)
   dest = os.path.join(parent, os.path.basename(path))
-  shutil.copytree(path, dest, symlinks=False)
+  shutil.copytree(path, dest, symlinks=False,
+                  ignore=shutil.ignore_patterns("__pycache__"))
   return dest
 
 
