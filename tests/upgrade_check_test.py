@@ -547,7 +547,7 @@ class PreCommitHookTest(absltest.TestCase):
     git = shutil.which("git")
     if git is None and pre_commit is not None and _in_a_chroot():
       # The full suites' Debian chroots have no git (pre-commit needs a
-      # repository); every host environment runs this test, git and all.
+      # repository); tf221, on the host, runs this test, git and all.
       self.skipTest("git is not in this environment's Debian chroot")
     if pre_commit is None or git is None:
       if os.environ.get("CI", "").lower() not in ("", "0", "false"):
