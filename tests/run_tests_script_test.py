@@ -115,12 +115,18 @@ _FAKE_NOX = textwrap.dedent("""\
 
 
 def _make_readable(path):
-  """Opens `path` (a test's temporary directory) to the unprivileged user."""
+  """Opens `path` (a test's temporary directory) to the unprivileged user.
+
+  Links are left alone: `chmod` follows them, and those under `bin/` lead
+  to the machine's own tools, which are neither this test's to change nor,
+  for a user without root, changeable.
+  """
   for directory, dirs, files in os.walk(path):
     os.chmod(directory, 0o777)
     for name in files:
       p = os.path.join(directory, name)
-      os.chmod(p, os.stat(p).st_mode | 0o755)
+      if not os.path.islink(p):
+        os.chmod(p, os.stat(p).st_mode | 0o755)
 
 
 def _path_without(tools, root):
