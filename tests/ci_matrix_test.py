@@ -28,6 +28,7 @@ _CI_MATRIX = runpy.run_path(os.path.join(_REPO, "scripts", "ci_matrix.py"))
 _MATRIX = _CI_MATRIX["load"](_REPO)
 _CORE = [e for e in _MATRIX.environments if e.suite == "core"]
 _FULL = [e for e in _MATRIX.environments if e.suite == "full"]
+_ONLY = [e for e in _MATRIX.environments if e.only]
 # What a test that starts TensorFlow imports: TensorFlow, tf-keras, or
 # tests/util.py, whose run_python the tests that train converted programs
 # use.
@@ -51,7 +52,7 @@ def _imports(test):
     elif isinstance(node, ast.ImportFrom) and node.module:
       imported.add(node.module.split(".")[0])
   return imported
-_ONLY = [e for e in _MATRIX.environments if e.only]
+
 
 # A stand-in for nox: records the sessions, their parameters and the options
 # the noxfile sets, then prints them and what `pytest_args` returns.
