@@ -32,7 +32,8 @@ It rewrites every way TF 1.15 code reached the API, in every scope:
 
 The modules, in the order a run's data flows through them:
 
-* `cli`: the command's flags, their checks, and one run (`run`, `main`);
+* `options`: the command's flags, `--help` and `--version` (no libcst);
+* `cli`: the flags' checks, and one run (`run`, `main`);
 * `walk`: reads the input tree (or file) into a plan; writes nothing;
 * `notebook`: a notebook's code cells as one Python source, and back;
 * `workers`: the worker processes that convert the files with libcst;

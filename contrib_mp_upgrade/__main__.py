@@ -6,11 +6,16 @@ It answers Ctrl-C from its first moment: importing the command (libcst, a
 few tenths of a second) happens after a handler that ends the process with
 the same one line the command prints, where Python's default would print a
 `KeyboardInterrupt` traceback. Nothing has been read or written by then.
+
+It parses the flags (`options`, standard library only) before it imports
+the conversion, so `--help` and `--version` work without libcst.
 """
 
 import os
 import signal
 import sys
+
+from contrib_mp_upgrade import options
 
 _STOP_SIGNALS = tuple(getattr(signal, name) for name in
                       ("SIGINT", "SIGTERM", "SIGHUP")
@@ -56,11 +61,14 @@ def main() -> int:
   previous = {signum: signal.signal(signum, _stop_while_starting)
               for signum in _STOP_SIGNALS}
   _open_closed_standard_streams()
+  # The flags first, with the standard library only: `--help`, `--version`
+  # and a bad flag need no libcst, which only the conversion uses.
+  options.parser().parse_intermixed_args()
   try:
     from contrib_mp_upgrade import cli  # pylint: disable=g-import-not-at-top
   except ImportError as e:
     # libcst is the `[upgrade]` extra: a plain `pip install
-    # contrib_mixed_precision` lacks it, and `--help` printed a traceback.
+    # contrib_mixed_precision` lacks it, and a run printed a traceback.
     # (`rewrite` re-raises libcst's ImportError with a hint, from it.)
     cause = e.__cause__ if isinstance(e.__cause__, ImportError) else e
     if not (cause.name or "").split(".")[0] == "libcst":

@@ -9,6 +9,7 @@ error (128 + signum on a signal), no traceback, and nothing left behind
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -509,6 +510,73 @@ class FinishFailsTest(parameterized.TestCase):
         self.assertIn(path, err, "left behind, unnamed")
 
 
+def _run_without_libcst(test, args):
+  """Runs `python args` from this tree in a virtualenv without libcst.
+
+  The virtualenv has no pip and no site-packages of the environment that
+  runs the tests; the test first proves that libcst cannot be imported.
+  """
+  with tempfile.TemporaryDirectory() as root:
+    venv = os.path.join(root, "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
+                   check=True, capture_output=True, timeout=120)
+    python = os.path.join(venv, "bin", "python")
+    env = dict(os.environ, PYTHONPATH=_REPO)
+    test.assertNotEqual(subprocess.run(
+        [python, "-c", "import libcst"], env=env, capture_output=True,
+        timeout=60).returncode, 0)
+    return subprocess.run([python] + args, cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def _version_in_source():
+  """`__version__` as version.py sets it, found with a regular expression."""
+  with open(os.path.join(_REPO, "contrib_mixed_precision",
+                         "version.py")) as f:
+    return re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M).group(1)
+
+
+_SCRIPT = os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py")
+
+
+class FlagsWithoutLibcstTest(parameterized.TestCase):
+  """`--help`, `--version` and a bad flag need no libcst, and no TensorFlow.
+
+  libcst is the `[upgrade]` extra; right after a plain install, `--help`
+  answered with the install paragraph (status 1) instead of the help.
+  """
+
+  @parameterized.named_parameters(
+      ("module", ["-m", "contrib_mp_upgrade"]),
+      ("script", [_SCRIPT]))
+  def test_help(self, command):
+    proc = _run_without_libcst(self, command + ["--help"])
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(proc.stderr, "")
+    self.assertTrue(proc.stdout.startswith("usage: contrib-mp-upgrade "),
+                    proc.stdout)
+    for flag in ("--intree", "--outtree", "--check", "--tf_upgrade_v2",
+                 "--version"):
+      self.assertIn(flag, proc.stdout)
+
+  @parameterized.named_parameters(
+      ("module", ["-m", "contrib_mp_upgrade"]),
+      ("script", [_SCRIPT]))
+  def test_version(self, command):
+    proc = _run_without_libcst(self, command + ["--version"])
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(proc.stdout,
+                     "contrib-mp-upgrade {}\n".format(_version_in_source()))
+
+  def test_bad_flag_is_a_usage_error(self):
+    proc = _run_without_libcst(
+        self, ["-m", "contrib_mp_upgrade", "--no-such-flag"])
+    self.assertEqual(proc.returncode, 2, proc.stderr)
+    self.assertIn("unrecognized arguments: --no-such-flag", proc.stderr)
+    self.assertNotIn("libcst", proc.stderr)
+    self.assertNotIn("Traceback", proc.stderr)
+
+
 class MissingLibcstTest(parameterized.TestCase):
   """Issue 43, item 14: `pip install contrib_mixed_precision`, no `[upgrade]`.
 
@@ -517,27 +585,13 @@ class MissingLibcstTest(parameterized.TestCase):
   """
 
   @parameterized.named_parameters(
-      ("help", ["-m", "contrib_mp_upgrade", "--help"]),
       ("run", ["-m", "contrib_mp_upgrade", "--infile", "x.py", "--dry_run"]),
+      ("check", ["-m", "contrib_mp_upgrade", "--check", "x.py"]),
       # The source checkout's script, run the same way.
-      ("script_help", [os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py"),
-                       "--help"]),
       ("script_run", [os.path.join(_REPO, "scripts", "contrib_mp_upgrade.py"),
                       "--infile", "x.py", "--dry_run"]))
   def test_one_paragraph_with_the_install_command(self, args):
-    with tempfile.TemporaryDirectory() as root:
-      venv = os.path.join(root, "venv")
-      # No pip and no site-packages of this environment: no libcst.
-      subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv],
-                     check=True, capture_output=True, timeout=120)
-      python = os.path.join(venv, "bin", "python")
-      env = dict(os.environ, PYTHONPATH=_REPO)
-      self.assertNotEqual(subprocess.run(
-          [python, "-c", "import libcst"], env=env, capture_output=True,
-          timeout=60).returncode, 0)
-      proc = subprocess.run([python] + args,
-                            cwd=root, env=env, capture_output=True,
-                            text=True, timeout=60)
+    proc = _run_without_libcst(self, args)
     self.assertEqual(proc.returncode, 1, proc.stderr)
     self.assertEqual(proc.stdout, "")
     self.assertNotIn("Traceback", proc.stderr)

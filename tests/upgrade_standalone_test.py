@@ -154,6 +154,16 @@ class StandaloneTest(absltest.TestCase):
             reportfile=os.path.join(self.tmp, "here.txt"))
     _same_tree(self, here, there)
 
+    # `--version` names the version.py the wheel was built from (read,
+    # not imported: importing contrib_mixed_precision fails here).
+    proc = _run([command, "--version"], env=env, cwd=self.tmp)
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    with open(os.path.join(_PACKAGE_ROOT, "contrib_mixed_precision",
+                           "version.py")) as f:
+      version = re.search(r'^__version__ = "([^"]+)"$', f.read(),
+                          re.M).group(1)
+    self.assertEqual(proc.stdout, "contrib-mp-upgrade {}\n".format(version))
+
     # `--tf_upgrade_v2` needs TensorFlow's command: a clear error, and
     # nothing written.
     missing = os.path.join(self.tmp, "missing")
