@@ -29,7 +29,7 @@ Configurations:
                measured against: TF 1.15's whole contrib LossScaleOptimizer
                with its ExponentialUpdateLossScaleManager, as
                tests/tf115_reference.py re-expresses them with public ops
-               (the judge of DESIGN.md's contract 15, loaded from this
+               (the judge of docs/design.md, contract 15, loaded from this
                clone by path). Its whole step, not its unscale alone: each
                gradient times cast(reciprocal(scale)) (an IndexedSlices
                made dense), its own check (reduce_all(is_finite(g)) per

@@ -171,7 +171,7 @@ _floor_unscaled_compiled = tf.function(_floor_unscaled, reduce_retracing=True,
 def tf115_reference():
   """tests/tf115_reference.py, TF 1.15's contrib loss scaling, by its path.
 
-  The judge of every number (DESIGN.md, contract 15), imported from this
+  The judge of every number (docs/design.md, contract 15), imported from this
   clone rather than copied, so that the floor is the very code the tests
   compare the package with.
 

@@ -7,7 +7,7 @@ took a TF2 `LossScale` (any `DynamicLossScale` multiplier, a scale that
 never drops below 1, a fixed scale that applies non-finite steps),
 `'dynamic'` or a number, and did not advance `iterations` on a skipped
 step. None of today's Keras classes (Keras 3, tf-keras, Keras 2.15) keeps
-those numbers (DESIGN.md, contract 16). `KerasLossScaleOptimizer` does, and
+those numbers (docs/design.md, contract 16). `KerasLossScaleOptimizer` does, and
 it also takes this package's TF 1.15 managers, so Estimator and Session code
 that moves to `Model.fit` keeps TF 1.15's policy.
 

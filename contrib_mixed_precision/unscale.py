@@ -16,7 +16,7 @@ to its dtype, exactly as TF 1.15's `_down_scale` built it, and an
 `IndexedSlices` gradient is made dense first, as that multiply made it in
 TF 1.15, unless the optimizer was asked to keep it sparse. Grappler
 rewrites a graph by its shape, so TF 1.15's graph shape is the one that
-gives TF 1.15's numbers (DESIGN.md, contract 15). Three ways to run those
+gives TF 1.15's numbers (docs/design.md, contract 15). Three ways to run those
 multiplies, each where it was measured fastest (docs/performance.md):
 
 * Graph mode and `tf.function`: the multiplies; the check stays in
@@ -116,7 +116,7 @@ def _times(grads, inv):
   that produced the gradient, and the folded product can round, or
   overflow in float16, differently from the product taken in another
   order. Any other grouping of the same multiplies (a stack, a concat)
-  blocks the fold: TF 1.15's graph is the judge (DESIGN.md, contract 15).
+  blocks the fold: TF 1.15's graph is the judge (docs/design.md, contract 15).
   """
   result = []
   for g in grads:

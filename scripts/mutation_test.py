@@ -75,7 +75,7 @@ _THREADS = ("tests/policy_property_test.py::ConcurrentStepsTest::"
 _LSO_T = "tests/loss_scale_optimizer_test.py"
 _LST = "tests/loss_scale_test.py"
 _SHARED = "tests/shared_manager_test.py"
-# TF 1.15's optimizer as the judge (DESIGN.md, contract 15): fast cases of
+# TF 1.15's optimizer as the judge (docs/design.md, contract 15): fast cases of
 # tf115_oracle_test.py, and the unscale's own in unscale_oracle_test.py.
 _DEFECTS = "tests/tf115_oracle_test.py::Issue41DefectsTest::"
 _ODD_SCALE = (_DEFECTS + "test_small_variables_of_one_shape_"

@@ -27,7 +27,7 @@ from absl.testing import absltest
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PACKAGE = "contrib_mixed_precision"
-# The upgrade command: stdlib + libcst only (DESIGN.md, contract 9).
+# The upgrade command: stdlib + libcst only (docs/design.md, contract 9).
 _UPGRADE_PACKAGE = "contrib_mp_upgrade"
 # The benchmark (`python -m benchmarks`): not installed, but its modules
 # have targets and deps like the packages'.

@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""`LossScaleOptimizer` under `MirroredStrategy` (DESIGN.md contract 5).
+"""`LossScaleOptimizer` under `MirroredStrategy` (docs/design.md contract 5).
 
 TF 1.15's optimizer crashed under MirroredStrategy (tensorflow#25080). Here
 two logical CPUs stand in for two GPUs, and replica 1's loss is multiplied by

@@ -38,19 +38,24 @@ from absl.testing import parameterized
 import program_util
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOCS = ("README.md", "docs/horovod.md", "docs/migration.md",
-        "docs/observability.md", "docs/performance.md",
-        "docs/training_loops.md")
+# Every page: `test_every_page_is_listed` fails when a docs/*.md is not.
+DOCS = ("README.md", "docs/design.md", "docs/estimator.md", "docs/horovod.md",
+        "docs/install.md", "docs/migration.md", "docs/observability.md",
+        "docs/performance.md", "docs/testing.md", "docs/training_loops.md")
 TIMEOUT_S = 180
 
 # (blocks run, blocks marked skip) per file. Change it together with the
 # Markdown: the point is that neither changes silently.
 EXPECTED = {
     "README.md": (7, 2),
+    "docs/design.md": (0, 0),
+    "docs/estimator.md": (2, 1),
     "docs/horovod.md": (0, 3),
+    "docs/install.md": (0, 0),
     "docs/migration.md": (4, 8),
     "docs/observability.md": (2, 1),
     "docs/performance.md": (0, 5),
+    "docs/testing.md": (0, 0),
     "docs/training_loops.md": (5, 2),
 }
 
@@ -143,6 +148,33 @@ for _t in range(1, 4):
 # float16 gradients: the change in w within 1% of NumPy's.
 np.testing.assert_allclose(w.numpy() - 1.0, _w - 1.0, rtol=1e-2)
 print("w after 3 steps matches NumPy:", w.numpy().ravel())
+"""
+
+# After docs/estimator.md's Keras ports of an Estimator model: every step
+# was applied, the scale moved as TF 1.15's policy moves it (docs/design.md,
+# contract 2: doubled after every 2 finite steps), and the weights are those
+# of the same steps in float32 with plain Keras SGD and no loss scaling. A
+# gradient left scaled would move them 256 times too far.
+_KERAS_PORT_CHECK = """
+import numpy as np
+assert int(opt.iterations.numpy()) == 8, opt.iterations
+assert float(opt.loss_scale) == 2.0**8 * 2**(8 // 2), float(opt.loss_scale)
+tf.keras.mixed_precision.set_global_policy("float32")
+_ref = tf.keras.Sequential([
+    tf.keras.Input((4,)),
+    tf.keras.layers.Dense(1, kernel_initializer="ones"),
+])
+_ref_opt = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+for _i in range(0, 64, 8):
+  with tf.GradientTape() as _tape:
+    _loss = tf.reduce_mean(tf.square(_ref(x[_i:_i + 8]) - y[_i:_i + 8]))
+  _ref_opt.apply_gradients(zip(_tape.gradient(_loss, _ref.trainable_variables),
+                               _ref.trainable_variables))
+for _got, _want in zip(model.trainable_variables, _ref.trainable_variables):
+  _start = np.ones_like(_want.numpy()) if _want.shape.rank == 2 else 0.0
+  np.testing.assert_allclose(np.asarray(_got.numpy(), np.float64) - _start,
+                             _want.numpy() - _start, rtol=2e-2, atol=1e-4)
+print("scale, steps and weights as expected")
 """
 
 # name: (what it stands for, language, code before the block, code after).
@@ -273,6 +305,11 @@ with open("legacy_trainer.py", "w") as _f:
       "    2**15, 1000)\\n"
       "print('legacy_trainer built', type(m).__name__)\\n")
 """, ""),
+    "keras_port": (
+        "nothing before; after the block, checks `opt`'s steps and scale "
+        "against TF 1.15's policy and `model`'s weights against a plain "
+        "float32 Keras run on `x`, `y`",
+        "python", "", _KERAS_PORT_CHECK),
     "legacy_tree": (
         "a legacy tree old/ (and src/, train.py) using "
         "tf.contrib.mixed_precision; `contrib-mp-upgrade` is "
@@ -438,6 +475,14 @@ class DocsSnippetsTest(parameterized.TestCase):
     self.assertEqual(EXPECTED, counts,
                      "The docs' code blocks changed: (run, skipped) per "
                      "file. Update EXPECTED with the docs.\n" + inventory)
+
+  def test_every_page_is_listed(self):
+    pages = {"README.md"} | {
+        "docs/" + name for name in os.listdir(os.path.join(_REPO, "docs"))
+        if name.endswith(".md")}
+    self.assertEqual(pages, set(DOCS),
+                     "Add each page to DOCS and EXPECTED (and to the data of "
+                     "docs_snippets_test in BUILD), so its blocks run.")
 
   def test_every_prelude_is_used(self):
     self.assertEqual(set(PRELUDES),

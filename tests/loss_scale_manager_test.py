@@ -80,7 +80,7 @@ class ExponentialUpdateLossScaleManagerTest(tf.test.TestCase,
   @parameterized.product(
       mode=MODES,
       case=[
-          # The DESIGN.md reference tables: init 1, n=2, ratios 2 / 0.5.
+          # The docs/design.md reference tables: init 1, n=2, ratios 2 / 0.5.
           dict(flags=[True] * 6, expected=[1, 2, 2, 4, 4, 8]),
           dict(flags=[True, True, True, False, True, False],
                expected=[1, 2, 2, 2, 2, 1]),

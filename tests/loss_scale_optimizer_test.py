@@ -1,13 +1,13 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Tests for `LossScaleOptimizer` (DESIGN.md contracts 4 and 5).
+"""Tests for `LossScaleOptimizer` (docs/design.md contracts 4 and 5).
 
 Most tests run in three modes, parameterized: TF1 graph mode (a fresh
 `tf.Graph` and a `Session`), eager, and `tf.function`. A test of training
 numbers writes its model once, `build(lib, inputs)`, and `judged`
 (`tf115_harness`) builds it twice, with TF 1.15's optimizer and with the
 package's, trains both in the mode, and requires every variable, slot,
-`global_step` and scale to equal TF 1.15's to the bit (DESIGN.md, contract
+`global_step` and scale to equal TF 1.15's to the bit (docs/design.md, contract
 15); the test then checks the package's numbers against expectations
 computed here by hand (or with numpy), never by the code under test.
 """

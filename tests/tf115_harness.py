@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The TF 1.15 oracle harness: both optimizers on one model, bit for bit.
 
-Issue 41 and DESIGN.md, contract 15. `tf115_reference` (TF 1.15's contrib
+Issue 41 and docs/design.md, contract 15. `tf115_reference` (TF 1.15's contrib
 `LossScaleOptimizer` and managers, re-expressed with public ops) and
 `contrib_mixed_precision` are built side by side on the same model: two
 copies of the variables with the same initial values, in one

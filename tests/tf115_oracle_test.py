@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """TF 1.15's own optimizer judges every number the package computes.
 
-Issue 41 and DESIGN.md, contract 15, with the harness of
+Issue 41 and docs/design.md, contract 15, with the harness of
 `tf115_harness.py`: TF 1.15's contrib `LossScaleOptimizer`
 (`tf115_reference`) and the package's are built side by side on the same
 model, trained in one Session, `tf.function` or eager loop, and every

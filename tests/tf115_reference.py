@@ -6,7 +6,7 @@ TF 1.15's `tf.contrib.mixed_precision` (tensorflow/tensorflow, tag v1.15.0,
 `tensorflow/contrib/mixed_precision/python/loss_scale_optimizer.py` and
 `loss_scale_manager.py`; the same text at commit
 d4da8259f903377838fe154999e05bc9332e1c11), written here again with public
-ops and nothing of this package (DESIGN.md, contract 15). Tests build it
+ops and nothing of this package (docs/design.md, contract 15). Tests build it
 beside `contrib_mixed_precision` on the same model, in the same Session or
 `tf.function`, with Grappler at its defaults, and require the two to agree
 to the bit. It is built op for op as TF 1.15 built it, because Grappler

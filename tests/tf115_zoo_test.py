@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The wide model zoo, each model judged by TF 1.15's optimizer in every mode.
 
-Issue 41 and DESIGN.md, contract 15, with the harness of
+Issue 41 and docs/design.md, contract 15, with the harness of
 `tf115_harness.py`: every row of `ZOO` (a model, a dtype, an inner
 optimizer, a scale, and optionally NaN or Inf steps and gradient clipping)
 runs in graph mode (a Session), under `disable_v2_behavior()` (a

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """TF 1.15's optimizer judges the unscale where the oracle's zoo does not go.
 
-Issue 41 and DESIGN.md, contract 15. `tf115_oracle_test.py` trains its zoo
+Issue 41 and docs/design.md, contract 15. `tf115_oracle_test.py` trains its zoo
 with the built-in managers and the default unscale. Two paths of
 `unscale.py` are judged here, by the same judge (`tf115_reference`, TF
 1.15's contrib optimizer re-expressed), built beside the package on the

@@ -3,8 +3,8 @@
 """The upgrade command stands alone: no TensorFlow, no runtime package.
 
 `contrib-mp-upgrade` runs on the machine that holds the legacy code, where
-TensorFlow may be absent or may be 1.15 (DESIGN.md, contract 9). These tests
-prove it two ways: importing every module of `contrib_mp_upgrade` loads
+TensorFlow may be absent or may be 1.15 (docs/design.md, contract 9). These
+tests prove it two ways: importing every module of `contrib_mp_upgrade` loads
 neither TensorFlow nor `contrib_mixed_precision`, and the installed console
 script converts the fixture tree in a fresh virtualenv that holds only
 libcst (pinned as in requirements/*.txt) and this distribution, installed
