@@ -13,15 +13,19 @@ releases after the range names the tf-nightly pin, if an environment runs
 one. The Python versions of the range that no environment runs are named
 untested.
 
-The table, and the paragraph naming the tests the core suite leaves out, sit
-between the `<!-- compat-table:start -->` and `<!-- compat-table:end -->`
-markers of README.md. Run this script after changing either source; `--check`
-(used by `tests/version_test.py`) fails when the README is stale.
+The table and its note on Python sit between the
+`<!-- compat-table:start -->` and `<!-- compat-table:end -->` markers of
+README.md. What each suite runs (the test files each leaves out), the host's
+extra files and the Bazel targets sit between the
+`<!-- ci-suites:start -->` and `<!-- ci-suites:end -->` markers of
+docs/testing.md, where a contributor looks for them. Run this script after
+changing either source; `--check` (used by `tests/version_test.py`) fails
+when either page is stale.
 
 Usage:
-  python scripts/gen_compat_table.py          # rewrite README.md in place
-  python scripts/gen_compat_table.py --check  # exit 1 if README.md is stale
-  python scripts/gen_compat_table.py --print  # print the table only
+  python scripts/gen_compat_table.py          # rewrite both pages in place
+  python scripts/gen_compat_table.py --check  # exit 1 if a page is stale
+  python scripts/gen_compat_table.py --print  # print what they would hold
 """
 
 import argparse
@@ -34,6 +38,12 @@ import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
 
 START_MARKER = "<!-- compat-table:start -->"
 END_MARKER = "<!-- compat-table:end -->"
+SUITES_START_MARKER = "<!-- ci-suites:start -->"
+SUITES_END_MARKER = "<!-- ci-suites:end -->"
+# Each generated block, the page that holds it, and its markers.
+_PAGES = (("README.md", START_MARKER, END_MARKER),
+          (os.path.join("docs", "testing.md"), SUITES_START_MARKER,
+           SUITES_END_MARKER))
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -156,7 +166,7 @@ def _and(items):
 
 
 def render_table(version_module, matrix):
-  """Returns the markdown table and its notes (no markers), ending with a newline."""
+  """Returns the markdown table and its Python note, ending with a newline."""
   lines = [
       "| TensorFlow | Python | Python in CI | contrib_mixed_precision {} |"
       .format(version_module["__version__"]),
@@ -179,13 +189,19 @@ def render_table(version_module, matrix):
                     "runs {}: untested.".format(
                         _and(untested), "are" if len(untested) > 1 else "is",
                         "them" if len(untested) > 1 else "it"))
-  notes = ["", python_note]
+  return "\n".join(lines + ["", python_note]) + "\n"
+
+
+def render_suites(matrix):
+  """Returns what each suite runs, the host's files and Bazel's targets."""
+  notes = []
   for name, description in matrix.suites.items():
     excluded = sorted(matrix.suite_exclude.get(name, ()))
     text = "The {} suite: {}".format(name, description)
     if excluded:
       text += " ({})".format(", ".join("`{}`".format(t) for t in excluded))
-    notes.append("")
+    if notes:
+      notes.append("")
     notes.append(text + ".")
   if matrix.host_include:
     notes += ["", "{}: every environment on the host's Python {} runs {} "
@@ -199,71 +215,80 @@ def render_table(version_module, matrix):
                 ", ".join("`{}`".format(os.path.splitext(
                     os.path.basename(t))[0]) for t in matrix.bazel_exclude)
                 or "none", matrix.get(matrix.bazel_env).tf_version)]
-  return "\n".join(lines + notes) + "\n"
+  return "\n".join(notes) + "\n"
 
 
-def replace_table(readme_text, table):
+def replace_table(readme_text, table, start_marker=START_MARKER,
+                  end_marker=END_MARKER, page="README.md"):
   """Returns `readme_text` with the text between the markers set to `table`.
 
   Raises:
     ValueError: if the markers are missing, duplicated or out of order.
   """
-  if (readme_text.count(START_MARKER) != 1 or
-      readme_text.count(END_MARKER) != 1):
-    raise ValueError("README.md must contain {} and {} exactly once each."
-                     .format(START_MARKER, END_MARKER))
-  start = readme_text.index(START_MARKER) + len(START_MARKER)
-  end = readme_text.index(END_MARKER)
+  if (readme_text.count(start_marker) != 1 or
+      readme_text.count(end_marker) != 1):
+    raise ValueError("{} must contain {} and {} exactly once each."
+                     .format(page, start_marker, end_marker))
+  start = readme_text.index(start_marker) + len(start_marker)
+  end = readme_text.index(end_marker)
   if end < start:
-    raise ValueError("{} comes before {} in README.md.".format(
-        END_MARKER, START_MARKER))
+    raise ValueError("{} comes before {} in {}.".format(
+        end_marker, start_marker, page))
   return readme_text[:start] + "\n" + table + readme_text[end:]
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(
-      description=("Generate the README's TensorFlow compatibility table from "
+      description=("Generate the README's TensorFlow compatibility table, "
+                   "and docs/testing.md's list of what each suite runs, from "
                    "contrib_mixed_precision/version.py and the CI matrix, "
                    "requirements/environments.toml."))
   mode = parser.add_mutually_exclusive_group()
   mode.add_argument("--check", action="store_true",
-                    help="do not write; exit 1 if README.md is out of date")
+                    help="do not write; exit 1 if a page is out of date")
   mode.add_argument("--print", action="store_true", dest="print_only",
-                    help="print the table to stdout and exit")
+                    help="print both generated blocks to stdout and exit")
   parser.add_argument("--repo", default=_REPO,
                       help="repository root (default: %(default)s)")
   args = parser.parse_args(argv)
 
   try:
-    table = render_table(load_version_module(args.repo),
-                         ci_matrix.load(args.repo))
+    matrix = ci_matrix.load(args.repo)
+    blocks = (render_table(load_version_module(args.repo), matrix),
+              render_suites(matrix))
   except (ValueError, OSError) as e:
     print("gen_compat_table: {}".format(e), file=sys.stderr)
     return 2
   if args.print_only:
-    sys.stdout.write(table)
+    sys.stdout.write("\n".join(blocks))
     return 0
-  readme_path = os.path.join(args.repo, "README.md")
-  with open(readme_path, encoding="utf-8") as f:
-    current = f.read()
-  try:
-    updated = replace_table(current, table)
-  except ValueError as e:
-    print("gen_compat_table: {}".format(e), file=sys.stderr)
-    return 2
+  stale = []
+  for (page, start, end), block in zip(_PAGES, blocks):
+    path = os.path.join(args.repo, page)
+    try:
+      with open(path, encoding="utf-8") as f:
+        current = f.read()
+      updated = replace_table(current, block, start, end, page)
+    except (ValueError, OSError) as e:
+      print("gen_compat_table: {}".format(e), file=sys.stderr)
+      return 2
+    if updated == current:
+      continue
+    stale.append(page)
+    if not args.check:
+      with open(path, "w", encoding="utf-8") as f:
+        f.write(updated)
+      print("gen_compat_table: updated {}".format(path))
   if args.check:
-    if updated != current:
-      print("gen_compat_table: README.md's compatibility table is stale; run "
-            "`python scripts/gen_compat_table.py`.", file=sys.stderr)
+    if stale:
+      print("gen_compat_table: {}'s generated compatibility text is stale; "
+            "run `python scripts/gen_compat_table.py`.".format(
+                " and ".join(stale)), file=sys.stderr)
       return 1
-    print("gen_compat_table: README.md is up to date.")
-    return 0
-  if updated != current:
-    with open(readme_path, "w", encoding="utf-8") as f:
-      f.write(updated)
-    print("gen_compat_table: updated {}".format(readme_path))
-  else:
-    print("gen_compat_table: README.md already up to date.")
+    print("gen_compat_table: README.md and docs/testing.md are up to date.")
+  elif not stale:
+    print("gen_compat_table: README.md and docs/testing.md already up to "
+          "date.")
   return 0
 
 

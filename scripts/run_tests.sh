@@ -53,7 +53,7 @@ files.
 
 uv, not pip, installs the environments' locks; it is given pip's index,
 extra indexes, find-links, proxy and certificate (pip config list), so a
-machine where pip works needs no uv configuration (see README.md).
+machine where pip works needs no uv configuration (see docs/testing.md).
 
 Exit status: 0 when every environment that ran passed (skipped ones do not
 count); 1 when one failed; 130 after Ctrl-C; 2 for a usage error.

@@ -125,7 +125,8 @@ def _run_noxfile(cmp_envs=None, calls=(), probe=_PROBE, env=None):
 
 def _copy_repo_subset(dest):
   """The files the matrix readers use, copied under `dest`."""
-  for rel in ("README.md", "contrib_mixed_precision/version.py",
+  for rel in ("README.md", "docs/testing.md",
+              "contrib_mixed_precision/version.py",
               "scripts/ci_matrix.py", "scripts/gen_compat_table.py"):
     os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
     shutil.copy(os.path.join(_REPO, rel), os.path.join(dest, rel))

@@ -609,12 +609,13 @@ class UvEnvTest(absltest.TestCase):
         "SSL_CERT_FILE": "/etc/env.pem",
     })
 
-  def test_readme_names_the_variables(self):
-    with open(os.path.join(_REPO, "README.md"), encoding="utf-8") as f:
-      readme = f.read()
+  def test_testing_page_names_the_variables(self):
+    with open(os.path.join(_REPO, "docs", "testing.md"),
+              encoding="utf-8") as f:
+      page = f.read()
     for name in ("uv", "UV_DEFAULT_INDEX", "UV_INDEX", "SSL_CERT_FILE",
                  "UV_SYSTEM_CERTS", "scripts/uv_env.py", "CMP_SKIP_HOROVOD"):
-      self.assertTrue(name in readme, msg="README.md does not name " + name)
+      self.assertTrue(name in page, msg="docs/testing.md does not name " + name)
 
 
 if __name__ == "__main__":
