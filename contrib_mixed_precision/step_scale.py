@@ -73,7 +73,8 @@ class StepScale(NamedTuple):
 
 def _adapted(manager):
   """The user's TF2 `LossScale` that `manager` adapts, or None."""
-  if type(manager) is manager_lib._LossScaleAdapter:  # pylint: disable=protected-access
+  adapter = manager_lib._LossScaleAdapter  # pylint: disable=protected-access
+  if type(manager) is adapter:  # pylint: disable=unidiomatic-typecheck
     return manager.loss_scale
   return None
 
