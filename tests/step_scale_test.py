@@ -338,7 +338,9 @@ class UnknownLengthScaleTest(tf.test.TestCase, parameterized.TestCase):
   """
 
   def _sides(self, mode):
-    """`(run(value), oracle variables, package variables)` of one step."""
+    """`(run, read)`: `run(value, package_only)` steps the oracle's side
+    and the package's (or the package's alone) with the scale `value`;
+    `read()` returns both sides' variables, the oracle's first."""
     sides = []
     for prefix, make_opt, manager in (
         ("oracle", tf115_reference.LossScaleOptimizer, _Fed()),
