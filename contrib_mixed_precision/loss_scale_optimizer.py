@@ -248,15 +248,22 @@ class LossScaleOptimizer(_V1Optimizer):
         sparse: only its values are unscaled (duplicate rows are checked by
         their sums), which saves the dense table-sized gradient per step,
         but is a different training run wherever the inner optimizer's
-        sparse update differs from its dense one. Momentum, RMSProp and
-        Adam differ: the dense update keeps moving the rows a batch did not
-        touch (their momentum, their moments), the sparse one leaves them.
-        Measured against TF 1.15 on a [10, 4] embedding after 4 steps:
-        Momentum(0.1, 0.9) off by up to 0.39, RMSProp(0.1, momentum=0.5) by
-        up to 0.13, Adam by 1 ulp; float16 GradientDescent with duplicate
-        ids differs in the last bit (TF 1.15 unscaled the summed rows).
-        Plain GradientDescent with float32 tables and no duplicate ids is
-        the same (docs/migration.md).
+        sparse update differs from its dense one, and it differs for every
+        `tf.compat.v1.train` optimizer but one (measured against TF 1.15
+        by tests/keep_sparse_gradients_test.py). Differs for: Adadelta,
+        Adagrad, AdagradDA, Adam, Ftrl, Momentum, ProximalAdagrad,
+        ProximalGradientDescent and RMSProp. Their dense update moves,
+        decays or re-rounds the rows a batch did not touch (momentum,
+        moments, accumulators, Ftrl's and the proximal optimizers'
+        regularization), and the sparse one leaves them: on a [10, 4]
+        embedding after 4 steps, Ftrl and AdagradDA were off by up to 0.95
+        (their dense update sets every row no step has touched to 0),
+        Momentum(0.1, 0.9) by 0.48, RMSProp(0.1, momentum=0.5) by 0.15;
+        Adagrad, Adadelta and Adam in the last bits or in their slots
+        only. Same as TF 1.15 only when no id repeats within a step:
+        GradientDescent. With repeated ids it differs in the last bit, in
+        float16 and float32 alike (TF 1.15 unscaled the summed rows). See
+        docs/migration.md.
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,

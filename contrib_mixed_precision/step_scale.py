@@ -44,10 +44,10 @@ _FLOAT32_TINY = _validation.FLOAT32_TINY  # 2**-126
 
 _HEAD = ("LossScaleOptimizer scales the loss and unscales the gradients by "
          "a positive scalar loss scale that float32 can hold, but ")
-_FIX = ("Return a positive scalar scale from get_loss_scale() that float32 "
-        "can hold: between 2**-126 (the smallest normal float32: "
-        "TensorFlow's CPU kernels flush smaller ones to 0) and the largest "
-        "float32 (about 3.4e38), e.g. `tf.constant(2.0**15)`.")
+_FIX = ("Return a positive scalar scale from {}() that float32 can hold: "
+        "between 2**-126 (the smallest normal float32: TensorFlow's CPU "
+        "kernels flush smaller ones to 0) and the largest float32 (about "
+        "3.4e38), e.g. `tf.constant(2.0**15)`.")
 
 
 class StepScale(NamedTuple):
@@ -71,13 +71,33 @@ class StepScale(NamedTuple):
     return self.value if self.tape_variable is None else self.tape_variable
 
 
+def _adapted(manager):
+  """The user's TF2 `LossScale` that `manager` adapts, or None."""
+  adapter = manager_lib._LossScaleAdapter  # pylint: disable=protected-access
+  if type(manager) is adapter:  # pylint: disable=unidiomatic-typecheck
+    return manager.loss_scale
+  return None
+
+
 def _source(manager) -> str:
+  """Who returned the scale, named as the user wrote it."""
+  loss_scale = _adapted(manager)
+  if loss_scale is not None:
+    # The adapter is ours: the user wrote the LossScale's `__call__`.
+    return ("{}.__call__() (the LossScale given to LossScaleOptimizer or "
+            "LossScaleManager.from_loss_scale)".format(
+                type(loss_scale).__name__))
   return "{}.get_loss_scale()".format(type(manager).__name__)
+
+
+def _fix(manager) -> str:
+  return _FIX.format("__call__" if _adapted(manager) is not None else
+                     "get_loss_scale")
 
 
 def _error(manager, received, problem) -> ValueError:
   return ValueError("{}{} returned {}: {}. {}".format(
-      _HEAD, _source(manager), received, problem, _FIX))
+      _HEAD, _source(manager), received, problem, _fix(manager)))
 
 
 def _shape_error(manager, shape) -> ValueError:
@@ -166,7 +186,7 @@ def _refuse_bool(value, manager) -> None:
     raise TypeError(
         "{}{} returned a bool ({!r}). A bool is not a loss scale: False "
         "would skip every step, True would not scale. {}".format(
-            _HEAD, _source(manager), value, _FIX))
+            _HEAD, _source(manager), value, _fix(manager)))
 
 
 def _kept_in_range_by_its_policy(manager) -> bool:
@@ -215,7 +235,8 @@ def _run_time_check(scale, manager) -> tf.Tensor:
                                tf.reduce_all(usable)),
       data=[_HEAD + _source(manager) + " returned", scale,
             "which is not a positive scalar that float32 holds (0, a "
-            "negative, NaN, an infinity, or 0 or Inf as float32). " + _FIX],
+            "negative, NaN, an infinity, or 0 or Inf as float32). " +
+            _fix(manager)],
       name="loss_scale_is_usable")
   with tf.control_dependencies([check]):
     return tf.identity(scale)

@@ -133,8 +133,9 @@ def densified(grads: Sequence[Any]) -> List[Any]:
 
   TF 1.15's `_down_scale` computed `g * cast(1 / scale)`, and a tensor
   multiplying an `IndexedSlices` converts it (duplicate rows summed), so
-  the inner optimizer took its dense update: Momentum, RMSProp and Adam
-  then move rows a batch did not touch. The conversion is TF's own, warning
+  the inner optimizer took its dense update, which in every optimizer but
+  GradientDescent moves, decays or re-rounds rows a batch did not touch
+  (tests/keep_sparse_gradients_test.py). The conversion is TF's own, warning
   as TF 1.15 did when the table is large.
   """
   return [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices) else g

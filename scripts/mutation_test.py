@@ -92,6 +92,7 @@ _F64_ORACLE = "tests/unscale_oracle_test.py::Float64VariablesTest"
 _USABLE = "tests/step_scale_test.py::UsableScaleTest"
 _REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
 _U_EDGES = "tests/upgrade_hostile_run_test.py::CleanupAndCommitEdgesTest::"
+_USER_LOSS_SCALE = "tests/step_scale_test.py::UserLossScaleTest"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -420,6 +421,47 @@ MUTANTS = (
            "  if isinstance(opt, tf.compat.v1.train.SyncReplicasOptimizer):",
            "  if False:",
            (_WRAP,), "LossScaleOptimizer(SyncReplicasOptimizer) accepted"),
+    # -- Issue 52, items 8-11: plausible bugs of the step that no test saw.
+    # Q04's test is a race under contention: with the mutant it failed 6
+    # of 6 runs (tens of late reads each), never without it.
+    Mutant("Q01", _STEP,
+           "  return (get is adapter.get_loss_scale and\n"
+           "          type(getattr(manager, \"loss_scale\", None)) in "
+           "_BUILT_IN_LOSS_SCALES)",
+           "  return get is adapter.get_loss_scale",
+           (_USER_LOSS_SCALE,), "a user's own LossScale through "
+           "from_loss_scale is never checked: a scale of 0 skips every step "
+           "without a word"),
+    Mutant("Q02", _STEP,
+           "type(getattr(manager, \"loss_scale\", None)) in "
+           "_BUILT_IN_LOSS_SCALES)",
+           "isinstance(getattr(manager, \"loss_scale\", None),\n"
+           "                     _BUILT_IN_LOSS_SCALES))",
+           (_USER_LOSS_SCALE,), "a user's subclass of DynamicLossScale is "
+           "taken for TF's own and not checked"),
+    Mutant("Q03", _UN,
+           "      result.append(tf.IndexedSlices(values, g.indices, "
+           "g.dense_shape))",
+           "      result.append(tf.IndexedSlices(values, g.indices))",
+           ("tests/unscale_test.py::KeptSparseThroughUserCodeTest",),
+           "a kept-sparse unscaled gradient loses its dense_shape: user "
+           "code that makes it dense raises"),
+    Mutant("Q04", _LSO,
+           "    with tf.control_dependencies([loss_scale]):\n"
+           "      update_op = ",
+           "    with tf.control_dependencies([]):\n"
+           "      update_op = ",
+           (_LSO_T + "::StepLossScaleTest::test_loss_scale_fetched_with_the_"
+            "train_op_under_contention",),
+           "the manager's update does not wait for the step's read: "
+           "opt.loss_scale fetched with the train op may be the next "
+           "step's scale"),
+    Mutant("Q05", _STEP,
+           "shape[0] not in (None, 1)",
+           "shape[0] != 1",
+           ("tests/step_scale_test.py::UnknownLengthScaleTest",),
+           "a scale of shape [None] (a scalar when it runs) is refused when "
+           "the step is built"),
     # -- _validation.py (reported apart from the score)
     Mutant("V01", _VAL,
            "  if not minimum <= value32 <= maximum:",

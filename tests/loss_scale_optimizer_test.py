@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 from absl.testing import parameterized
 import numpy as np
@@ -1191,6 +1192,60 @@ class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):
           step()
           seen.append(lso.loss_scale.numpy())
       self.assertEqual([8.0, 16.0, 32.0], [float(x) for x in seen])
+
+  def test_loss_scale_fetched_with_the_train_op_under_contention(self):
+    # Issue 52, item 10. `opt.loss_scale` fetched in the same Session.run
+    # as the train op is the scale this step used. Nothing but a control
+    # edge orders the read before the manager's update; without it the
+    # fetch showed the next step's scale in a few of 300 steps. Eight
+    # threads, each with its own model and manager, step at once, so
+    # that the executor's threads are busy and a free-running read lands
+    # late; the scale changes every step (x2 on a finite step, /2 on
+    # every third, poisoned), so any late read shows. No timing is
+    # asserted: each thread's scales must be the policy's, exactly.
+    threads, steps = 8, 120
+    poisoned = lambda step: step % 3 == 2
+    expected, scale = [], 4.0
+    for step in range(steps):
+      expected.append(scale)
+      scale = max(1.0, scale * 0.5) if poisoned(step) else scale * 2.0
+    with tf.Graph().as_default():
+      runs = []
+      for i in range(threads):
+        poison = tf.compat.v1.placeholder(tf.float32, [], name="poison")
+        w = tf.compat.v1.Variable(np.ones([4], np.float32), name="w")
+        lso = lso_lib.LossScaleOptimizer(
+            tf.compat.v1.train.GradientDescentOptimizer(0.0),
+            manager_lib.ExponentialUpdateLossScaleManager(4, 1, 1, 2.0, 0.5))
+        train = lso.minimize(tf.reduce_sum(w * w) * poison, var_list=[w])
+        runs.append((poison, train, lso.loss_scale))
+      config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=4)
+      with tf.compat.v1.Session(config=config) as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        seen = [[] for _ in runs]
+        errors = []
+
+        def work(i):
+          poison, train, loss_scale = runs[i]
+          try:
+            for step in range(steps):
+              feed = {poison: np.nan if poisoned(step) else 1.0}
+              seen[i].append(float(sess.run([train, loss_scale], feed)[1]))
+          except Exception as e:  # pylint: disable=broad-except
+            errors.append(e)
+
+        workers = [threading.Thread(target=work, args=(i,))
+                   for i in range(threads)]
+        for worker in workers:
+          worker.start()
+        for worker in workers:
+          worker.join()
+    self.assertEqual([], errors)
+    for i, scales in enumerate(seen):
+      wrong = [step for step, (s, e) in enumerate(zip(scales, expected))
+               if s != e]
+      self.assertEqual([], wrong, "thread {}: steps whose fetched scale "
+                       "was not the scale they used".format(i))
 
   def test_loss_scale_is_this_steps_scale_with_ref_variables(self):
     # Under disable_v2_behavior() the state is a ref variable, whose read

@@ -58,6 +58,15 @@ class MutantListTest(unittest.TestCase):
         {f.split("/")[-1] for f in upgrade.values()},
         {"signals.py", "commit.py", "check.py", "cli.py", "workers.py"})
 
+  def test_the_runtime_mutants_of_issue_52(self):
+    # Items 8-11 of issue 52: a user's LossScale left unchecked (two ways),
+    # a kept-sparse gradient without its dense_shape, the scale's read
+    # racing the update, and a [None] scale refused when built.
+    runtime = {m.id: m.file for m in self.runner["MUTANTS"]
+               if m.id.startswith("Q")}
+    self.assertEqual({"Q0{}".format(i) for i in range(1, 6)}, set(runtime))
+    self.assertTrue(set(runtime.values()) <= set(self.runner["SCORED"]))
+
   def test_list_and_help_run_without_tensorflow(self):
     for flag in ("--list", "--help"):
       proc = subprocess.run(

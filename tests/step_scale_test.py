@@ -232,5 +232,181 @@ class UsableScaleTest(tf.test.TestCase, parameterized.TestCase):
                        "variable {}: {} != {} (TF 1.15)".format(i, p, o))
 
 
+
+class _ZeroLossScale(tf.compat.v1.mixed_precision.LossScale):
+  """A user's own TF2 `LossScale` whose scale is 0 (a variable)."""
+
+  def __init__(self):
+    super().__init__()
+    self._variable = None
+
+  def __call__(self):
+    if self._variable is None:
+      self._variable = tf.Variable(0.0, trainable=False, name="user_scale")
+    return self._variable
+
+  def update(self, grads):
+    del grads
+    return (None if tf.executing_eagerly() else tf.no_op()), tf.constant(True)
+
+  def get_config(self):
+    return {}
+
+
+class _ZeroDynamicLossScale(tf.compat.v1.mixed_precision.DynamicLossScale):
+  """A user's subclass of TF's `DynamicLossScale` that returns 0."""
+
+  def __call__(self):
+    return tf.zeros([]) * super().__call__()
+
+
+class UserLossScaleTest(tf.test.TestCase, parameterized.TestCase):
+  """A user's `LossScale` through `from_loss_scale` is checked (issue 52, 8).
+
+  The built-in scales keep themselves in range and cost no check; a user's
+  own `LossScale`, or a subclass of TF's, does not, and a scale of 0 would
+  skip every step without a word.
+  """
+
+  @parameterized.product(
+      mode=MODES, make=(_ZeroLossScale, _ZeroDynamicLossScale),
+      wrap=("from_loss_scale", "optimizer"))
+  def test_zero_scale_is_refused_before_anything_is_applied(
+      self, mode, make, wrap):
+    graph = tf.Graph() if mode == "graph" else None
+    with (graph.as_default() if graph else contextlib.nullcontext()):
+      variables = _variables("w")
+      loss_scale = make()
+      manager = (mp.LossScaleManager.from_loss_scale(loss_scale)
+                 if wrap == "from_loss_scale" else loss_scale)
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), manager)
+      # The scale is a variable in a graph: only known when the step runs.
+      error = ValueError if mode == "eager" else (
+          tf.errors.InvalidArgumentError, ValueError)
+      if mode == "graph":
+        with tf.compat.v1.Session(graph=graph) as sess:
+          with self.assertRaises(error) as raised:
+            op = opt.minimize(_loss(variables), var_list=variables)
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(op)
+          after = sess.run(variables)
+      else:
+        step = lambda: opt.minimize(lambda: _loss(variables),
+                                    var_list=variables) and None
+        with self.assertRaises(error) as raised:
+          (tf.function(step) if mode == "function" else step)()
+        after = [v.numpy() for v in variables]
+    message = str(raised.exception)
+    # What was wrong, what was received, and what to do, naming the user's
+    # class, not the package's adapter.
+    self.assertIn(make.__name__ + ".__call__()", message)
+    self.assertNotIn("_LossScaleAdapter", message)
+    self.assertRegex(message, r"returned\]? \[?0")
+    self.assertIn("every step is skipped" if mode == "eager" else
+                  "not a positive scalar", message)
+    self.assertIn("Return a positive scalar scale from __call__()", message)
+    for b, a in zip(_initial()[:_N_VARS], after):
+      self.assertAllEqual(b, a)
+
+
+class _Fed(object):
+  """A user's manager whose scale is what the step was given: `value`."""
+
+  def __init__(self):
+    self.value = None
+
+  def get_loss_scale(self):
+    return self.value
+
+  def update_loss_scale(self, finite_grads):
+    del finite_grads
+    return tf.no_op()
+
+
+class _FedManager(_Fed, mp.LossScaleManager):
+  """The same manager on the package's base, as its users write it."""
+
+
+class UnknownLengthScaleTest(tf.test.TestCase, parameterized.TestCase):
+  """A scale of shape [None] is checked when it runs (issue 52, item 11).
+
+  A placeholder of shape [None], or a `tf.function`'s input of that
+  signature, is a scalar ([1]) when it runs: it trains as TF 1.15 trained
+  with it, and only a value that is not one number, or not usable, is
+  refused, when the step runs, before anything is applied.
+  """
+
+  def _sides(self, mode):
+    """`(run, read)`: `run(value, package_only)` steps the oracle's side
+    and the package's (or the package's alone) with the scale `value`;
+    `read()` returns both sides' variables, the oracle's first."""
+    sides = []
+    for prefix, make_opt, manager in (
+        ("oracle", tf115_reference.LossScaleOptimizer, _Fed()),
+        ("package", mp.LossScaleOptimizer, _FedManager())):
+      opt = make_opt(tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), manager)
+      sides.append((_variables(prefix), opt, manager))
+    if mode == "graph":
+      scale = tf.compat.v1.placeholder(tf.float32, [None], name="scale")
+      ops = []
+      for variables, opt, manager in sides:
+        manager.value = scale
+        ops.append(opt.minimize(_loss(variables), var_list=variables))
+      sess = tf.compat.v1.Session()
+      self.addCleanup(sess.close)
+      sess.run(tf.compat.v1.global_variables_initializer())
+      read = lambda: sess.run([v for s in sides for v in s[0]])
+
+      def run(value, package_only=False):
+        for op in ops[1:] if package_only else ops:  # A run per side.
+          sess.run(op, feed_dict={scale: value})
+    else:
+      def make_step(which):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)],
+                     autograph=False)
+        def step(scale):
+          for variables, opt, manager in which:
+            manager.value = scale
+            opt.minimize(lambda v=variables: _loss(v), var_list=variables)
+        return step
+
+      steps = (make_step(sides), make_step(sides[1:]))
+      read = lambda: [v.numpy() for s in sides for v in s[0]]
+      run = lambda value, package_only=False: steps[package_only](
+          tf.constant(value, tf.float32))
+    return run, read
+
+  @parameterized.parameters("graph", "function")
+  def test_trains_as_tf115_and_is_checked_when_it_runs(self, mode):
+    with (tf.Graph().as_default() if mode == "graph" else
+          contextlib.nullcontext()):
+      run, read = self._sides(mode)
+      for value in ([4.0], [0.5], [2.0**20]):
+        run(value)
+      after = read()
+      oracle, package = after[:_N_VARS], after[_N_VARS:]
+      for i, (o, p) in enumerate(zip(oracle, package)):
+        self.assertEqual(o.tobytes(), p.tobytes(),
+                         "variable {}: {} != {} (TF 1.15)".format(i, p, o))
+      self.assertNotAllClose(after, [v.numpy() if hasattr(v, "numpy") else v
+                                     for v in _initial()])
+      for bad in ([0.0], [float("nan")], [2.0, 2.0], []):
+        before = read()
+        # In a function, Grappler may run the scale's reshape to a scalar
+        # before its check: a wrong length then fails with TF's message.
+        message = ("_FedManager.get_loss_scale"
+                   if mode == "graph" or len(bad) == 1 else "")
+        with self.assertRaisesRegex(tf.errors.InvalidArgumentError, message):
+          run(bad, package_only=True)
+        for b, a in zip(before[_N_VARS:], read()[_N_VARS:]):
+          self.assertAllEqual(b, a)
+
+
+def _initial():
+  return [np.linspace(0.5, 1.5, 3).astype(np.float32) + i
+          for k in range(2) for i in range(_N_VARS)]
+
+
 if __name__ == "__main__":
   tf.test.main()

@@ -728,8 +728,8 @@ class Library(object):
     TF 1.15 had none, so the oracle's side is built without them. A test
     compares only where an option keeps TF 1.15's numbers: `xla_unscale`
     always; `keep_sparse_gradients` where the sparse update is the dense
-    one (GradientDescent without an id repeated within a step; Adagrad,
-    whose dense update leaves a row of zero gradient as it was).
+    one: GradientDescent without an id repeated within a step, and no
+    other optimizer (tests/keep_sparse_gradients_test.py measures it).
     (`advance_global_step_on_skip` moves `global_step` by design.)
     """
     if self.which == PACKAGE:

@@ -595,5 +595,81 @@ class GroupedUnscaleTest(harness.OracleTestCase):
                          msg="step {}, {}".format(step, name))
 
 
+
+class KeptSparseThroughUserCodeTest(tf.test.TestCase, parameterized.TestCase):
+  """A kept-sparse gradient goes through the user's code (issue 52, item 9).
+
+  With `keep_sparse_gradients=True` the unscaled `IndexedSlices` keeps its
+  `dense_shape`: user code that clips it by the global norm and makes it
+  dense (`tf.convert_to_tensor`) works, and trains as the bare optimizer
+  on the unscaled loss with the same code. The scale is a power of two,
+  so the unscaled gradients are those of the unscaled loss, to the bit.
+  """
+
+  _IDS = ((1, 1, 3), (2, 2), (3,), (1, 1, 1, 4))
+
+  def _build(self, package, ids, graph):
+    table = tf.Variable(np.linspace(-1, 1, 40).reshape([10, 4]).astype(
+        np.float32), name="table")
+    w = tf.Variable([0.5, -1.5, 2.0], name="w")
+    inner = tf.compat.v1.train.MomentumOptimizer(0.1, 0.9)
+    opt = (mp.LossScaleOptimizer(inner, mp.FixedLossScaleManager(2**10),
+                                 keep_sparse_gradients=True)
+           if package else inner)
+
+    def loss():
+      rows = tf.nn.embedding_lookup(table, ids)
+      return tf.reduce_sum(rows**2) * tf.reduce_sum(w**2)
+
+    def step():
+      grads_and_vars = opt.compute_gradients(
+          loss() if graph else loss, var_list=[table, w])
+      grads, variables = zip(*grads_and_vars)
+      if package and not isinstance(grads[0], tf.IndexedSlices):
+        raise AssertionError("not kept sparse: {!r}".format(grads[0]))
+      clipped, _ = tf.clip_by_global_norm(grads, 0.5)
+      # The user's own code makes the clipped table gradient dense.
+      dense = [tf.convert_to_tensor(g) for g in clipped]
+      return opt.apply_gradients(zip(dense, variables))
+
+    return step, [table, w]
+
+  @parameterized.parameters("graph", "function", "eager")
+  def test_clip_by_global_norm_and_make_dense(self, mode):
+    if mode == "graph":
+      with tf.Graph().as_default():
+        ids = tf.compat.v1.placeholder(tf.int32, [None])
+        sides = [self._build(package, ids, True)
+                 for package in (False, True)]
+        ops = [step() for step, _ in sides]
+        with tf.compat.v1.Session() as sess:
+          sess.run(tf.compat.v1.global_variables_initializer())
+          for step_ids in self._IDS:
+            for op in ops:
+              sess.run(op, feed_dict={ids: step_ids})
+          values = sess.run([v for _, vs in sides for v in vs])
+    else:
+      ids = tf.Variable(self._IDS[0], shape=tf.TensorShape([None]),
+                        trainable=False)
+      sides = [self._build(package, ids, False)
+               for package in (False, True)]
+
+      def train():
+        for step, _ in sides:
+          step()
+
+      if mode == "function":
+        train = tf.function(train, autograph=False)
+      for step_ids in self._IDS:
+        ids.assign(step_ids)
+        train()
+      values = [v.numpy() for _, vs in sides for v in vs]
+    reference, package = values[:2], values[2:]
+    for r, p in zip(reference, package):
+      self.assertEqual(r.tobytes(), p.tobytes(), "{} != {}".format(p, r))
+    self.assertNotAllClose(np.linspace(-1, 1, 40).reshape([10, 4]),
+                           package[0])
+
+
 if __name__ == "__main__":
   tf.test.main()
