@@ -9,6 +9,7 @@ error (128 + signum on a signal), no traceback, and nothing left behind
 """
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -495,6 +496,29 @@ class FinishFailsTest(parameterized.TestCase):
         for name in changed:
           self.assertIn(os.path.join(root, name), err)
 
+  def test_failed_undo_keeps_the_backup_it_names(self):
+    # The third in-place replace fails, and putting the second file back
+    # fails too: the message says where its original is. That backup must
+    # still be there, holding the original, and restoring from it as the
+    # message says must give back every file as it was.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      before = putil.contents(root)
+      proc = _run_failing(root, ["replace:3:EPERM", "replace:4:EPERM"],
+                          "--intree", tree, "--inplace", "--reportfile",
+                          os.path.join(root, "report.txt"))
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      stuck = os.path.join(tree, "m001.py")
+      match = re.search(re.escape(repr(stuck)) + r" holds the new version "
+                        r"\([^)]*\), its original is '([^']+)'", err)
+      self.assertIsNotNone(match, err)
+      backup = match.group(1)
+      with open(backup) as f:
+        self.assertEqual(f.read(), _SOURCE)
+      os.replace(backup, stuck)
+      self.assertEqual(putil.contents(root), before)
+
   def test_backup_not_removed_after_success(self):
     # The run succeeded but one backup could not be removed: it stayed, a
     # hidden hard link of the old file in the source tree, without a word.
@@ -507,6 +531,62 @@ class FinishFailsTest(parameterized.TestCase):
       self.assertNotIn("Traceback", err)
       for path in _leftovers(root):
         self.assertIn(path, err, "left behind, unnamed")
+
+
+class NewDirectoriesTest(parameterized.TestCase):
+  """`--outfile`, `--reportfile` and `--outtree` below new directories.
+
+  Each missing directory is made, outermost first; a failed run removes
+  every one it made.
+  """
+
+  def test_two_new_directories_deep(self):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      outfile = os.path.join(root, "a", "b", "m000.py")
+      report = os.path.join(root, "c", "d", "report.txt")
+      proc = subprocess.run(
+          _command("--infile", os.path.join(tree, "m000.py"), "--outfile",
+                   outfile, "--reportfile", report),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      with open(outfile) as f:
+        self.assertIn("import contrib_mixed_precision", f.read())
+      with open(report) as f:
+        self.assertIn("m000.py", f.read())
+      outtree = os.path.join(root, "e", "f", "out")
+      report = os.path.join(root, "g", "h", "report.txt")
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", outtree, "--reportfile",
+                   report), cwd=root, env=_env(), capture_output=True,
+          timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(sorted(os.listdir(outtree)),
+                       ["m000.py", "m001.py", "m002.py"])
+      self.assertTrue(os.path.isfile(report))
+      self.assertEqual(_leftovers(root), [])
+
+  @parameterized.named_parameters(("outfile", False), ("outtree", True))
+  def test_a_failed_run_removes_the_directories_it_made(self, tree_mode):
+    # The output's two new directories are made; then the report cannot
+    # be written (its path is a directory): both must go again.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      os.mkdir(os.path.join(root, "taken"))
+      before = putil.contents(root)
+      if tree_mode:
+        args = ["--intree", tree, "--outtree",
+                os.path.join(root, "a", "b", "out")]
+      else:
+        args = ["--infile", os.path.join(tree, "m000.py"), "--outfile",
+                os.path.join(root, "a", "b", "m000.py")]
+      proc = subprocess.run(
+          _command(*args, "--reportfile", os.path.join(root, "taken")),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn("is a directory; nothing was written", err)
+      self.assertEqual(putil.contents(root), before)
 
 
 class MissingLibcstTest(parameterized.TestCase):
