@@ -299,16 +299,27 @@ def _spans(text: str) -> Dict[int, Span]:
   return spans
 
 
-def _is_python(data: dict) -> bool:
-  """Whether the kernel runs Python (true where the notebook does not say)."""
+# How notebooks spell a Python kernel's language: Jupyter writes "python";
+# some tools write the kernel's name ("python3", "ipython3").
+_PYTHON_LANGUAGE = re.compile(r"i?python[ \t]*[23]?(?:\.\d+)*")
+
+
+def _language(data: dict) -> Optional[str]:
+  """The kernel's language as the notebook names it, or None."""
   metadata = data.get("metadata")
   if not isinstance(metadata, dict):
-    return True
+    return None
   for key, field in (("kernelspec", "language"), ("language_info", "name")):
     value = metadata.get(key)
     if isinstance(value, dict) and isinstance(value.get(field), str):
-      return value[field].lower() == "python"
-  return True
+      return value[field]
+  return None
+
+
+def _is_python(language: Optional[str]) -> bool:
+  """Whether the kernel runs Python (true where the notebook does not say)."""
+  return language is None or _PYTHON_LANGUAGE.fullmatch(
+      language.strip().lower()) is not None
 
 
 def _at_statement_start(lines: Sequence[str]) -> bool:
@@ -459,7 +470,17 @@ def read(raw: bytes) -> Notebook:
   text, bom = _decode(raw)
   data = _load(text)
   cells = data["cells"]
-  python = _is_python(data)
+  language = _language(data)
+  python = _is_python(language)
+  if not python and any(
+      "mixed_precision" in _cell_text(c["source"]) and
+      "contrib" in _cell_text(c["source"])
+      for c in cells if c["cell_type"] == "code"):
+    # Skipped silently, it read as converted and ready to run.
+    raise NotebookError(
+        "its kernel's language is {!r}, not Python, and its code cells use "
+        "tf.contrib's mixed_precision; this command converts Python "
+        "notebooks only: convert those uses by hand".format(language))
   code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"
           and python]
   texts = {i: _cell_text(cells[i]["source"]) for i in code}

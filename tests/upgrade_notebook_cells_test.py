@@ -274,5 +274,45 @@ class NotebookCellsTest(absltest.TestCase):
       self.assertIn("1 of 1 notebook will run", report)
 
 
+  # Issue 52, item 12: the kernel's language as notebooks spell it.
+
+  def test_a_python3_kernel_language_is_python(self):
+    # Some notebooks' kernelspec says "python3" (the kernel's name) where
+    # Jupyter writes "python": the notebook was skipped, yet counted as
+    # ready, and `--check` said nothing.
+    lines = ["import tensorflow as tf\n",
+             "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)\n"]
+    for language in ("python3", "Python3", "python 3", "ipython3"):
+      notebook = _notebook([("markdown", "intro"), ("code", lines)])
+      notebook["metadata"]["kernelspec"]["language"] = language
+      with self.subTest(language=language):
+        self.assertEqual(self._check("p3.ipynb", notebook),
+                         ["cell_2:2:{}: ".format(lines[1].find(_OLD) + 1)])
+        data, report = self._convert("p3.ipynb", notebook)
+        self.assertEqual(self._cells(data), [
+            "intro", "import tensorflow as tf\n" + _IMPORT +
+            lines[1].replace(_OLD, _NEW)])
+        self.assertIn("1 of 1 notebook will run", report)
+
+  def test_a_use_in_another_languages_notebook_is_not_ready(self):
+    # An R notebook is not converted; one that uses the API must not be
+    # counted as ready, and `--check` must fail on it.
+    use = "m <- tf$contrib$mixed_precision$FixedLossScaleManager(8)\n"
+    notebook = _notebook([("code", "library(tensorflow)\n" + use)])
+    notebook["metadata"]["kernelspec"]["language"] = "R"
+    findings, _ = check_lib.check(files=[self._write("r.ipynb", notebook)])
+    self.assertLen(findings, 1)
+    self.assertTrue(findings[0].is_error, findings[0])
+    self.assertIn("'R'", findings[0].message)
+    data, report = self._convert("r.ipynb", notebook)
+    self.assertEqual(data, _jupyter(notebook))
+    self.assertIn("0 of 1 notebook will run", report)
+    self.assertIn("r.ipynb: NOT CONVERTED: ", report)
+    # Without a use there is nothing to say.
+    notebook = _notebook([("code", "library(ggplot2)\n")])
+    notebook["metadata"]["kernelspec"]["language"] = "R"
+    self.assertEqual(self._check("plain_r.ipynb", notebook), [])
+
+
 if __name__ == "__main__":
   absltest.main()
