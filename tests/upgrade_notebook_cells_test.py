@@ -47,6 +47,11 @@ def _jupyter(notebook):
           + "\n").encode("utf-8")
 
 
+def _lines(source):
+  """A cell's lines, split after CR, LF or CRLF as IPython splits them."""
+  return _text(source).splitlines(True)
+
+
 def _text(source):
   return source if isinstance(source, str) else "".join(source)
 
@@ -312,6 +317,54 @@ class NotebookCellsTest(absltest.TestCase):
     notebook = _notebook([("code", "library(ggplot2)\n")])
     notebook["metadata"]["kernelspec"]["language"] = "R"
     self.assertEqual(self._check("plain_r.ipynb", notebook), [])
+
+
+  # Issue 52, item 13: a cell whose lines end in CR alone (classic Mac OS,
+  # some editors' pastes).
+
+  def test_cell_with_cr_line_ends_is_converted_and_keeps_them(self):
+    use = "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)"
+    plain = "import tensorflow as tf\n" + use + "\n"
+    for source in ("import tensorflow as tf\r" + use + "\r",
+                   ["import tensorflow as tf\r", use + "\r"],
+                   ["%time x = 1\r", "import tensorflow as tf\r", use]):
+      notebook = _notebook([("markdown", "intro"), ("code", source),
+                            ("code", plain)])
+      with self.subTest(source=source):
+        self.assertEqual(self._check("cr.ipynb", notebook), [
+            "cell_2:{}:5: ".format(len(_lines(source))),
+            "cell_3:2:5: "])
+        data, report = self._convert("cr.ipynb", notebook)
+        self.assertIsNotNone(data, report)
+        text = _text(source)
+        head = text[:text.index("import tensorflow as tf\r") + 24]
+        self.assertEqual(self._cells(data), [
+            "intro",
+            head + _IMPORT.replace("\n", "\r") +
+            text[len(head):].replace(_OLD, _NEW),
+            plain.replace(_OLD, _NEW)])
+        if isinstance(source, list):
+          # One item a line, as Jupyter writes it, unchanged ones kept.
+          cell = json.loads(data)["cells"][1]["source"]
+          self.assertEqual(cell[:len(source) - 1], source[:-1])
+          self.assertLen(cell, len(source) + 1)
+        self.assertIn("1 of 1 notebook will run", report)
+
+  def test_cell_with_mixed_line_ends_is_named(self):
+    # A lone CR among LF line ends: not converted, and the cell and line
+    # are named (libcst's own message named neither).
+    source = ("import tensorflow as tf\n"
+              "x = 1\rm = tf.contrib.mixed_precision.FixedLossScaleManager("
+              "8.0)\n")
+    notebook = _notebook([("markdown", "intro"), ("code", source)])
+    data, report = self._convert("mixed.ipynb", notebook)
+    self.assertEqual(data, _jupyter(notebook))
+    self.assertIn("mixed.ipynb: NOT CONVERTED: a CR alone ends cell 2, line "
+                  "2, among LF line ends", report)
+    findings, _ = check_lib.check(files=[self._write("mixed.ipynb",
+                                                     notebook)])
+    self.assertEqual([(f.cell, f.line, f.is_error) for f in findings],
+                     [(2, 2, True)])
 
 
 if __name__ == "__main__":
