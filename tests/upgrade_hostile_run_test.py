@@ -589,6 +589,44 @@ class NewDirectoriesTest(parameterized.TestCase):
       self.assertEqual(putil.contents(root), before)
 
 
+class OutputModesTest(absltest.TestCase):
+  """What the command writes gets the modes a plain write would give it.
+
+  Staged in temporary files and directories (made 0600 and 0700), then
+  renamed: the new file must not be private, and a converted script must
+  stay executable.
+  """
+
+  def test_modes(self):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      script = os.path.join(tree, "m000.py")
+      os.chmod(script, 0o751)
+      outfile = os.path.join(root, "m000_tf2.py")
+      report = os.path.join(root, "report.txt")
+      proc = subprocess.run(
+          _command("--infile", script, "--outfile", outfile, "--reportfile",
+                   report), cwd=root, env=_env(), capture_output=True,
+          timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(os.stat(outfile).st_mode & 0o777, 0o751)
+      self.assertEqual(os.stat(report).st_mode & 0o777, 0o666 & ~umask)
+      outtree = os.path.join(root, "out")
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", outtree, "--reportfile",
+                   os.path.join(outtree, "report.txt")),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(os.stat(outtree).st_mode & 0o777, 0o777 & ~umask)
+      self.assertEqual(
+          os.stat(os.path.join(outtree, "report.txt")).st_mode & 0o777,
+          0o666 & ~umask)
+      self.assertEqual(
+          os.stat(os.path.join(outtree, "m000.py")).st_mode & 0o777, 0o751)
+
+
 class MissingLibcstTest(parameterized.TestCase):
   """Issue 43, item 14: `pip install contrib_mixed_precision`, no `[upgrade]`.
 

@@ -126,6 +126,8 @@ class InterruptTest(_CommandTest):
       ("ctrl_c_once", signal.SIGINT, False),
       ("ctrl_c_twice", signal.SIGINT, True),
       ("sigterm", signal.SIGTERM, False),
+      # The terminal closed (an ssh session dropped).
+      ("sighup", signal.SIGHUP, False),
   )
   def test_signal_while_converting(self, signum, twice):
     with tempfile.TemporaryDirectory() as root:
