@@ -263,6 +263,9 @@ import os, signal, sys
 from contrib_mp_upgrade import cli
 got = []
 signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+# Set here: a test run in the background inherits SIGINT ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
 if sys.argv[1] == "interrupted":
   real = os.chmod
   def chmod(*args, **kwargs):
