@@ -579,7 +579,8 @@ MUTANTS = (
     Mutant("UC13", _U_COMMIT,
            "        if f.read() == expected:",
            "        if True:",
-           (_U_HOSTILE + "EditedDuringTheRunTest",),
+           (_U_HOSTILE + "EditedDuringTheRunTest::test_an_edit_of_the_same_"
+            "size_is_kept",),
            "--inplace replaces a file edited during the run when the edit "
            "kept its size"),
     Mutant("UW01", _U_WALK,
@@ -613,29 +614,23 @@ MUTANTS = (
            "  plan.entries.append(entry)\n"
            "  _settle_notebooks(plan.entries)",
            "  plan.entries.append(entry)",
-           (_U_CELLS + "test_syntax_error_is_named_at_its_cell_line_and_"
-            "column",),
-           "--infile NB.ipynb names a syntax error by its stand-in line, "
-           "not its cell"),
+           (_U_CELLS + "test_magic_use_left_unconverted_is_warned_found_and_"
+            "blocks",),
+           "--infile NB.ipynb drops the warnings about its IPython lines"),
     Mutant("UK01", _U_WORKERS,
            "      finish(heavy[i], result)",
            "      finish(heavy[0], result)",
            ("tests/upgrade_tree_test.py::WorkSplitTest::test_worker_"
             "processes_give_the_serial_result",),
            "the workers' results go to the wrong files"),
-    Mutant("UK02", _U_WORKERS,
-           "        if error is not None:\n"
-           "          raise error\n",
-           "",
-           (_U_HOSTILE + "InputCrashTest",),
-           "a file whose conversion raised in a worker is taken as "
-           "converted"),
     Mutant("UK03", _U_WORKERS,
            "  signal.signal(signal.SIGINT, signal.SIG_IGN)  # Drops a Ctrl-C "
            "it held.\n",
            "",
-           (_U_INTERRUPT + "test_signal_while_converting_ctrl_c_once",),
-           "the workers print a KeyboardInterrupt traceback on Ctrl-C"),
+           ("tests/upgrade_interrupt_test.py::WorkerDiesTest::test_a_ctrl_c_"
+            "to_the_workers_alone_is_left_to_the_command",),
+           "a Ctrl-C kills the workers (of KeyboardInterrupt), not the "
+           "command, which decides"),
     Mutant("UK04", _U_WORKERS,
            "        except (EOFError, OSError):  # It died before it sent its "
            "file back.\n"
@@ -728,12 +723,6 @@ MUTANTS = (
            "\"capture\", \"prun\",",
            (_U_CELLS + "test_import_never_lands_above_a_cell_magic",),
            "a %%time cell is not converted"),
-    Mutant("UN09", _U_NOTEBOOK,
-           "  if match is None or line.rstrip(\"\\r\").endswith(\"\\\\\"):",
-           "  if match is None:",
-           (_U_CELLS + "test_magic_use_left_unconverted_is_warned_found_and_"
-            "blocks",),
-           "a %time line continued with a backslash is converted"),
     Mutant("UB01", _U_BLOCKERS,
            "_V1_SHAPE_CALLS = frozenset((\"disable_v2_behavior\", "
            "\"disable_v2_tensorshape\"))",

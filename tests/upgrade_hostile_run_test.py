@@ -680,7 +680,14 @@ nth, path, text = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 calls = [0]
 def call(*args, **kwargs):
   calls[0] += 1
-  if calls[0] == nth:
+  if calls[0] == nth and text.startswith("s/"):
+    # An edit in place, "s/old/new/": the size may stay the same.
+    _, old, new, _ = text.split("/")
+    with open(path) as f:
+      edited = f.read().replace(old, new)
+    with open(path, "w") as f:
+      f.write(edited)
+  elif calls[0] == nth:
     with open(path, "a") as f:
       f.write(text)
   return real(*args, **kwargs)
@@ -732,6 +739,23 @@ class EditedDuringTheRunTest(parameterized.TestCase):
       del before[os.path.relpath(path, root)], after[
           os.path.relpath(path, root)]
       self.assertEqual(after, before)
+      self.assertEqual(_leftovers(root), [])
+
+  def test_an_edit_of_the_same_size_is_kept(self):
+    # 8.0 -> 9.0: the file's size is what it was when it was read.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      path = os.path.join(tree, "m001.py")
+      proc = subprocess.run(
+          [sys.executable, "-c", _EDIT_DURING_RUN, "os.link", "2", path,
+           "s/8.0/9.0/", "--intree", tree, "--inplace", "--reportfile",
+           os.path.join(root, "report.txt")],
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn(repr(path), err)
+      with open(path) as f:
+        self.assertEqual(f.read(), _SOURCE.replace("8.0", "9.0"))
       self.assertEqual(_leftovers(root), [])
 
   def test_a_file_replaced_by_the_same_bytes_is_no_edit(self):

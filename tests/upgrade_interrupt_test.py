@@ -377,6 +377,26 @@ class WorkerDiesTest(_CommandTest):
     self.assertEqual(_listing(tree), before)
     return err
 
+  def test_a_ctrl_c_to_the_workers_alone_is_left_to_the_command(self):
+    # The workers ignore Ctrl-C: the command decides (here it never gets
+    # one), so the run goes on and finishes. A worker that took it died of
+    # its KeyboardInterrupt, and the run failed.
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                      "40", "--filler", "300", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      proc = self._start(root, tree)
+      self._wait_for(proc, lambda: len(putil.workers(proc.pid)) == 2,
+                     "its workers started")
+      # Held while a worker imports, the signal reaches it in its loop.
+      for pid in putil.workers(proc.pid):
+        os.kill(pid, signal.SIGINT)
+      self.assertIsNone(proc.poll(), "the run was over too soon")
+      _, err = proc.communicate(timeout=300)
+      self.assertEqual(proc.returncode, 0, err.decode())
+      self.assertTrue(os.path.isdir(os.path.join(root, "out")))
+
   def test_a_killed_worker_ends_the_run(self):
     with tempfile.TemporaryDirectory() as root:
       tree = _make_tree(root)

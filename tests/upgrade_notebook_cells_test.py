@@ -272,6 +272,9 @@ class NotebookCellsTest(absltest.TestCase):
         ([("code", ["%%capture\n", "import tensorflow as tf\n", use])],
          ["%%capture\nimport tensorflow as tf\n" + _IMPORT +
           use.replace(_OLD, _NEW)]),
+        # Into the first cell converted, not the first Python cell.
+        ([("code", "x = 1"), ("code", use)],
+         ["x = 1", _IMPORT + use.replace(_OLD, _NEW)]),
     ]
     for cells, expected in cases:
       data, report = self._convert("magic.ipynb", _notebook(cells))
