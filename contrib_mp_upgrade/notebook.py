@@ -34,6 +34,12 @@ of its unchanged lines. Every other byte of the file (line endings,
 escapes, number spelling, key order, duplicate keys, indentation, a BOM)
 is the file's own.
 
+A notebook is Python unless its kernel says otherwise (`python`, and the
+`python3` some tools write, are Python); one of another language (R) whose
+code cells use the API is not converted, and says so. A cell whose lines
+end in CR alone is converted with LF line ends in the stand-in, and `join`
+puts its CRs back.
+
 TensorFlow's `tf_upgrade_v2 --infile x.ipynb` does the same in spirit: it
 converts code cells only, skips `%%` cells and comments out `%`, `!` and
 `?` lines while it converts.
