@@ -38,6 +38,7 @@ This module needs only the standard library (and libcst, via `walk`).
 
 import argparse
 import dataclasses
+import errno
 import os
 import re
 import sys
@@ -198,6 +199,16 @@ def _skipped(path: str, why: str) -> Optional[Finding]:
   return None
 
 
+def _unreadable(error: OSError) -> str:
+  """Why a named file could not be read, and what to do about it."""
+  why = "could not be read ({})".format(errors_lib.describe_os_error(error))
+  if error.errno in (errno.ENOENT, errno.ENOTDIR):
+    return why + ": pass the path of an existing file"
+  if error.errno in (errno.EACCES, errno.EPERM):
+    return why + ": check its permissions"
+  return why
+
+
 def _join(root: str, name: str) -> str:
   """The path to print for `name` (`/`-separated; "." for the root)."""
   return root if name == "." else os.path.join(root, *name.split("/"))
@@ -234,6 +245,13 @@ def check(trees: Sequence[str] = (), files: Sequence[str] = (),
       # A FIFO would block the read forever, /dev/zero never end it.
       found.append(_error(path, "not a regular file ({})".format(
           walk.special_kind(os.stat(path).st_mode))))
+      continue
+    try:
+      # Read here first: `scan_file` words its errors for `--infile`.
+      with open(path, "rb"):
+        pass
+    except OSError as e:
+      found.append(_error(path, _unreadable(e)))
       continue
     try:
       plan = walk.scan_file(path, path)

@@ -34,6 +34,12 @@ of its unchanged lines. Every other byte of the file (line endings,
 escapes, number spelling, key order, duplicate keys, indentation, a BOM)
 is the file's own.
 
+A notebook is Python unless its kernel says otherwise (`python`, and the
+`python3` some tools write, are Python); one of another language (R) whose
+code cells use the API is not converted, and says so. A cell whose lines
+end in CR alone is converted with LF line ends in the stand-in, and `join`
+puts its CRs back.
+
 TensorFlow's `tf_upgrade_v2 --infile x.ipynb` does the same in spirit: it
 converts code cells only, skips `%%` cells and comments out `%`, `!` and
 `?` lines while it converts.
@@ -140,6 +146,8 @@ class Notebook:
     text: The file's text, without its BOM.
     bom: Whether the file starts with a UTF-8 BOM.
     spans: `{cell index: Span}` of each code cell's `source`.
+    cr_cells: The indices of the code cells whose lines end in CR alone:
+      their stand-in ends them in LF, and `join` puts the CRs back.
   """
   raw: bytes
   data: dict
@@ -158,16 +166,21 @@ class Notebook:
   text: str = ""
   bom: bool = False
   spans: Dict[int, Span] = dataclasses.field(default_factory=dict)
+  cr_cells: List[int] = dataclasses.field(default_factory=list)
 
 
 def _cell_text(source: Union[str, List[str]]) -> str:
   return source if isinstance(source, str) else "".join(source)
 
 
-def _lines_of(text: str) -> List[str]:
-  """`text` split after each "\\n" only (not at "\\r" or form feeds)."""
-  parts = text.split("\n")
-  lines = [p + "\n" for p in parts[:-1]]
+def _lines_of(text: str, newline: str = "\n") -> List[str]:
+  """`text` split after each `newline` only.
+
+  By default after LF alone: not at a CR (a CR-only cell passes "\\r") or
+  a form feed.
+  """
+  parts = text.split(newline)
+  lines = [p + newline for p in parts[:-1]]
   if parts[-1]:
     lines.append(parts[-1])
   return lines
@@ -299,16 +312,27 @@ def _spans(text: str) -> Dict[int, Span]:
   return spans
 
 
-def _is_python(data: dict) -> bool:
-  """Whether the kernel runs Python (true where the notebook does not say)."""
+# How notebooks spell a Python kernel's language: Jupyter writes "python";
+# some tools write the kernel's name ("python3", "ipython3").
+_PYTHON_LANGUAGE = re.compile(r"i?python[ \t]*[23]?(?:\.\d+)*")
+
+
+def _language(data: dict) -> Optional[str]:
+  """The kernel's language as the notebook names it, or None."""
   metadata = data.get("metadata")
   if not isinstance(metadata, dict):
-    return True
+    return None
   for key, field in (("kernelspec", "language"), ("language_info", "name")):
     value = metadata.get(key)
     if isinstance(value, dict) and isinstance(value.get(field), str):
-      return value[field].lower() == "python"
-  return True
+      return value[field]
+  return None
+
+
+def _is_python(language: Optional[str]) -> bool:
+  """Whether the kernel runs Python (true where the notebook does not say)."""
+  return language is None or _PYTHON_LANGUAGE.fullmatch(
+      language.strip().lower()) is not None
 
 
 def _at_statement_start(lines: Sequence[str]) -> bool:
@@ -417,11 +441,22 @@ def _ipython_lines(lines: List[str]) -> List[Union[bool, int]]:
   return masked
 
 
+# A CR that ends a line of a cell that also has LF line ends.
+_LONE_CR = re.compile(r"\r(?!\n)(?!\Z)")
+
+
 def _check_cell(text: str, number: int) -> None:
   if "\0" in text:
     line = text.count("\n", 0, text.find("\0")) + 1
     raise NotebookError("a NUL byte at cell {}, line {}; remove it and run "
                         "again".format(number, line))
+  lone = _LONE_CR.search(text)
+  if lone is not None:
+    # A cell all in CR is read (`cr_cells`); libcst reads no mix of both.
+    raise NotebookError(
+        "a CR alone ends cell {}, line {}, among LF line ends; give the "
+        "cell's lines one kind of line end and run again".format(
+            number, text.count("\n", 0, lone.start()) + 1))
   try:
     compile(text, "<cell {}>".format(number), "exec",
             ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT,
@@ -459,10 +494,26 @@ def read(raw: bytes) -> Notebook:
   text, bom = _decode(raw)
   data = _load(text)
   cells = data["cells"]
-  python = _is_python(data)
+  language = _language(data)
+  python = _is_python(language)
+  if not python and any(
+      "mixed_precision" in _cell_text(c["source"]) and
+      "contrib" in _cell_text(c["source"])
+      for c in cells if c["cell_type"] == "code"):
+    # Skipped silently, it read as converted and ready to run.
+    raise NotebookError(
+        "its kernel's language is {!r}, not Python, and its code cells use "
+        "tf.contrib's mixed_precision; this command converts Python "
+        "notebooks only: convert those uses by hand".format(language))
   code = [i for i, c in enumerate(cells) if c["cell_type"] == "code"
           and python]
   texts = {i: _cell_text(cells[i]["source"]) for i in code}
+  cr_cells = [i for i in code if "\r" in texts[i] and "\n" not in texts[i]]
+  for i in cr_cells:
+    # Python reads a lone CR as a line end, but libcst does not: the
+    # stand-in ends such a cell's lines in LF, and `_restore` puts the
+    # CRs back.
+    texts[i] = texts[i].replace("\r", "\n")
   every = "\n".join(texts.values())
   tag, n = _TAG, 0
   while tag in every:
@@ -476,7 +527,7 @@ def read(raw: bytes) -> Notebook:
   line_no = 3  # The stand-in line the next cell's marker is on.
   notebook = Notebook(raw=raw, data=data, source=b"", tag=tag, masks={},
                       mask_cells={}, code_cells=code, newline_added={},
-                      text=text, bom=bom)
+                      text=text, bom=bom, cr_cells=cr_cells)
   masks = notebook.masks
   for i in code:
     lines = texts[i].split("\n")
@@ -727,8 +778,16 @@ def _restore(notebook: Notebook, output: bytes) -> Dict[int, str]:
     new = "".join(line for line, _ in segments[cell])
     if notebook.newline_added[cell] and new.endswith("\n"):
       new = new[:-1]
+    if cell in notebook.cr_cells:
+      new = new.replace("\n", "\r")
     out[cell] = new
   return out
+
+
+def _stand_in_text(notebook: Notebook, cell: int) -> str:
+  """Cell `cell`'s text as the stand-in holds it (LF for a lone CR)."""
+  text = _cell_text(notebook.data["cells"][cell]["source"])
+  return text.replace("\r", "\n") if cell in notebook.cr_cells else text
 
 
 def _place_additions(notebook: Notebook, segments, before) -> None:
@@ -779,9 +838,8 @@ def _place_additions(notebook: Notebook, segments, before) -> None:
     if k:
       segments[cell] = lines[k:k + 1] + lines[:k] + lines[k + 1:]
   if before and python:
-    changed = [c for c in python if text(c) != _cell_text(
-        notebook.data["cells"][c]["source"]) + (
-            "\n" if notebook.newline_added[c] else "")]
+    changed = [c for c in python if text(c) != _stand_in_text(notebook, c) +
+               ("\n" if notebook.newline_added[c] else "")]
     insert((changed or python)[0], before)
 
 
@@ -822,8 +880,11 @@ def _layout(notebook: Notebook, span: Span) -> Tuple[str, str, str]:
 
 
 def _encode_list(notebook: Notebook, span: Span, old: List[str], new: str,
-                 ascii_only: bool) -> str:
-  """The JSON text of list source `new`, keeping unchanged items' bytes."""
+                 ascii_only: bool, newline: str = "\n") -> str:
+  """The JSON text of list source `new`, keeping unchanged items' bytes.
+
+  Each new item is a line, ended by `newline` (CR in a `cr_cells` cell).
+  """
   text = notebook.text
   if not new:
     return "[]"
@@ -839,17 +900,17 @@ def _encode_list(notebook: Notebook, span: Span, old: List[str], new: str,
   # Items kept at both ends (each a whole line of the new text).
   p, a = 0, 0
   while p < n and old[p] and new.startswith(old[p], a) and (
-      old[p].endswith("\n") or a + len(old[p]) == len(new)):
+      old[p].endswith(newline) or a + len(old[p]) == len(new)):
     a += len(old[p])
     p += 1
   q, b = 0, len(new)
   while q < n - p and old[n - 1 - q] and b - len(old[n - 1 - q]) >= a and (
       new[b - len(old[n - 1 - q]):b] == old[n - 1 - q]) and (
           b - len(old[n - 1 - q]) == 0 or
-          new[b - len(old[n - 1 - q]) - 1] == "\n"):
+          new[b - len(old[n - 1 - q]) - 1] == newline):
     b -= len(old[n - 1 - q])
     q += 1
-  middle = [token(v) for v in _lines_of(new[a:b])]
+  middle = [token(v) for v in _lines_of(new[a:b], newline)]
   opening, sep, closing = _layout(notebook, span)
   if n == 0:
     return "[" + opening + sep.join(middle) + closing + "]"
@@ -899,7 +960,9 @@ def join(notebook: Notebook, output: bytes) -> bytes:
     if span.items is None:
       replacement = _string(new, ascii_only)
     else:
-      replacement = _encode_list(notebook, span, old, new, ascii_only)
+      replacement = _encode_list(
+          notebook, span, old, new, ascii_only,
+          "\r" if index in notebook.cr_cells else "\n")
     pieces.append(text[position:span.start])
     pieces.append(replacement)
     position = span.end

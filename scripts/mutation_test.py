@@ -60,6 +60,9 @@ _U_COMMIT = "contrib_mp_upgrade/commit.py"
 _U_CHECK = "contrib_mp_upgrade/check.py"
 _U_CLI = "contrib_mp_upgrade/cli.py"
 _U_WORKERS = "contrib_mp_upgrade/workers.py"
+_U_WALK = "contrib_mp_upgrade/walk.py"
+_U_NOTEBOOK = "contrib_mp_upgrade/notebook.py"
+_U_BLOCKERS = "contrib_mp_upgrade/blockers.py"
 # The modules the score is given for.
 SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP)
 
@@ -93,6 +96,21 @@ _USABLE = "tests/step_scale_test.py::UsableScaleTest"
 _REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
 _U_EDGES = "tests/upgrade_hostile_run_test.py::CleanupAndCommitEdgesTest::"
 _USER_LOSS_SCALE = "tests/step_scale_test.py::UserLossScaleTest"
+
+# Issue 52's tests of the commit, the walk, the workers, the signals and
+# the notebooks (all run the command, as a process or in process).
+_U_HOSTILE = "tests/upgrade_hostile_run_test.py::"
+_U_FINISH = _U_HOSTILE + "FinishFailsTest::"
+_U_NEW_DIRS = _U_HOSTILE + "NewDirectoriesTest::"
+_U_MODES = _U_HOSTILE + "OutputModesTest"
+_U_TREE = "tests/upgrade_tree_test.py::UpgradeTreeSafetyTest::"
+_U_TIMES = _U_TREE + "test_files_copied_unchanged_keep_their_times_and_modes"
+_U_DIR_LINKS = _U_TREE + "test_copyotherfiles_false_keeps_links_to_directories"
+_U_PROGRAM = "tests/upgrade_interrupt_test.py::InAProgramTest::"
+_U_INTERRUPT = "tests/upgrade_interrupt_test.py::InterruptTest::"
+_U_CELLS = "tests/upgrade_notebook_cells_test.py::NotebookCellsTest::"
+_U_CR = _U_CELLS + "test_cell_with_cr_line_ends_is_converted_and_keeps_them"
+_U_V1_SHAPES = "tests/upgrade_blockers_test.py::V1ShapesSwitchTest::"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -525,6 +543,244 @@ MUTANTS = (
            ("tests/upgrade_hostile_run_test.py::EditedDuringTheRunTest",),
            "--inplace replaces a file the user edited while the run "
            "converted it (issue 43, item 13)"),
+    # -- Issue 52: the upgrade command's seven survivors (items 1-7), its
+    # fixes (items 12-13), and more plausible bugs of each module.
+    Mutant("UC01", _U_COMMIT,
+           "        if backup not in kept:\n"
+           "          _remove(backup)\n",
+           "        _remove(backup)\n",
+           (_U_FINISH + "test_failed_undo_keeps_the_backup_it_names",),
+           "a failed undo deletes the backup its message tells the user to "
+           "restore from (item 1)"),
+    Mutant("UC02", _U_COMMIT,
+           "    for path in reversed(missing):",
+           "    for path in missing:",
+           (_U_NEW_DIRS + "test_two_new_directories_deep",),
+           "the new directories above an output are made innermost first: "
+           "exit 1 two levels deep (item 4)"),
+    Mutant("UC03", _U_COMMIT,
+           "        shutil.copystat(entry.path, target)",
+           "        shutil.copymode(entry.path, target)",
+           (_U_TIMES,), "--outtree copies unchanged .py files without "
+           "their modification time (item 5)"),
+    Mutant("UC04", _U_COMMIT,
+           "                   lambda _, path=path: _rmdir(path))",
+           "                   lambda _, path=path: None)",
+           (_U_NEW_DIRS + "test_a_failed_run_removes_the_directories_it_"
+            "made_outfile",),
+           "a failed run leaves the new directories it made for the output"),
+    Mutant("UC05", _U_COMMIT,
+           "      if entry.changed:\n"
+           "        shutil.copymode(entry.path, target)",
+           "      if False:\n"
+           "        shutil.copymode(entry.path, target)",
+           (_U_TIMES,), "a converted file keeps the old modification time, "
+           "so make does not rebuild it"),
+    Mutant("UC06", _U_COMMIT,
+           "      shutil.copy2(entry.path, target)",
+           "      shutil.copyfile(entry.path, target)",
+           (_U_TIMES,), "data files are copied without their time and mode"),
+    Mutant("UC07", _U_COMMIT,
+           "    for undo in reversed(self._undo):",
+           "    for undo in self._undo:",
+           (_U_NEW_DIRS + "test_a_failed_run_removes_the_directories_it_"
+            "made_outfile",),
+           "the abort removes directories before the files in them"),
+    Mutant("UC08", _U_COMMIT,
+           "          undo.append((lambda backup=backup, path=path: "
+           "os.replace(\n              backup, path), path, backup))",
+           "          undo.append((lambda: None, path, backup))",
+           (_U_HOSTILE + "RenameFailsTest::test_nothing_changes_second_of_"
+            "three_in_place",),
+           "a failed rename does not put back the files renamed before it"),
+    Mutant("UC09", _U_COMMIT,
+           "    for backup in backups:\n"
+           "      self._remove_or_list(backup, os.remove)\n",
+           "",
+           (_U_FINISH + "test_backup_not_removed_after_success",),
+           "a successful --inplace run leaves a hidden backup beside each "
+           "file"),
+    Mutant("UC10", _U_COMMIT,
+           "      if mode_from is not None:\n"
+           "        shutil.copymode(mode_from, temp)",
+           "      if False:\n"
+           "        shutil.copymode(mode_from, temp)",
+           (_U_MODES,), "--outfile of an executable script is not "
+           "executable (0600)"),
+    Mutant("UC11", _U_COMMIT,
+           "      else:\n"
+           "        os.chmod(temp, 0o666 & ~_umask())",
+           "      else:\n"
+           "        pass",
+           (_U_MODES,), "the report is private (0600), not as the umask "
+           "says"),
+    Mutant("UC12", _U_COMMIT,
+           "      os.chmod(stage, 0o777 & ~_umask())",
+           "      pass",
+           (_U_MODES,), "--outtree is private (0700), not as the umask "
+           "says"),
+    Mutant("UC13", _U_COMMIT,
+           "        if f.read() == expected:",
+           "        if True:",
+           (_U_HOSTILE + "EditedDuringTheRunTest::test_an_edit_of_the_same_"
+            "size_is_kept",),
+           "--inplace replaces a file edited during the run when the edit "
+           "kept its size"),
+    Mutant("UW01", _U_WALK,
+           " or\n          stat.S_ISDIR(target_stat.st_mode)):",
+           "):",
+           (_U_DIR_LINKS,), "--copyotherfiles false drops links to "
+           "directories inside the tree, without a word (item 6)"),
+    Mutant("UW02", _U_WALK,
+           "      elif copy_other_files:",
+           "      elif True:",
+           (_U_DIR_LINKS,), "--copyotherfiles false copies data files"),
+    Mutant("UW03", _U_WALK,
+           "  if not _inside(real, root):",
+           "  if False:",
+           (_U_TREE + "test_link_leaving_the_tree_is_skipped_and_reported",),
+           "a link that leaves the tree is recreated in the output"),
+    Mutant("UW04", _U_WALK,
+           "                             os.path.realpath(os.path.dirname("
+           "path)))",
+           "                             root)",
+           (_U_TREE + "test_links_inside_the_tree_are_kept_and_never_"
+            "followed",),
+           "a link in a subdirectory is made relative to the tree's root"),
+    Mutant("UW05", _U_WALK,
+           "    if e.errno == errno.ELOOP:",
+           "    if False:",
+           (_U_TREE + "test_dangling_link_and_link_loops_are_skipped_and_"
+            "reported",),
+           "a link loop is reported as a link that cannot be followed"),
+    Mutant("UW06", _U_WALK,
+           "  plan.entries.append(entry)\n"
+           "  _settle_notebooks(plan.entries)",
+           "  plan.entries.append(entry)",
+           (_U_CELLS + "test_magic_use_left_unconverted_is_warned_found_and_"
+            "blocks",),
+           "--infile NB.ipynb drops the warnings about its IPython lines"),
+    Mutant("UK01", _U_WORKERS,
+           "      finish(heavy[i], result)",
+           "      finish(heavy[0], result)",
+           ("tests/upgrade_tree_test.py::WorkSplitTest::test_worker_"
+            "processes_give_the_serial_result",),
+           "the workers' results go to the wrong files"),
+    Mutant("UK03", _U_WORKERS,
+           "  signal.signal(signal.SIGINT, signal.SIG_IGN)  # Drops a Ctrl-C "
+           "it held.\n",
+           "",
+           ("tests/upgrade_interrupt_test.py::WorkerDiesTest::test_a_ctrl_c_"
+            "to_the_workers_alone_is_left_to_the_command",),
+           "a Ctrl-C kills the workers (of KeyboardInterrupt), not the "
+           "command, which decides"),
+    Mutant("UK04", _U_WORKERS,
+           "        except (EOFError, OSError):  # It died before it sent its "
+           "file back.\n"
+           "          self._died(process, busy, queue, names, sources)",
+           "        except (EOFError, OSError):  # It died before it sent its "
+           "file back.\n"
+           "          continue",
+           ("tests/upgrade_interrupt_test.py::WorkerDiesTest",),
+           "a worker killed from outside hangs the run"),
+    Mutant("US01", _U_SIG,
+           "    for signum, handler in previous.items():\n"
+           "      signal.signal(signum, handler)\n",
+           "    pass\n",
+           (_U_PROGRAM + "test_main_restores_the_programs_handlers_finished",
+            _U_PROGRAM + "test_main_restores_the_programs_handlers_"
+            "interrupted"),
+           "main() in a program leaves its Ctrl-C handler installed "
+           "(item 2)"),
+    Mutant("US02", _U_SIG,
+           "    signal.pthread_sigmask(signal.SIG_SETMASK, previous)",
+           "    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)",
+           (_U_PROGRAM + "test_run_keeps_the_callers_blocked_sigterm_"
+            "blocked",),
+           "run() unblocks a SIGTERM its caller had blocked (item 3)"),
+    Mutant("US03", _U_SIG,
+           "  previous = signal.pthread_sigmask(signal.SIG_BLOCK, "
+           "STOP_SIGNALS)",
+           "  previous = signal.pthread_sigmask(signal.SIG_BLOCK, [])",
+           (_U_EDGES + "test_ctrl_c_held_over_renames_that_all_succeed",),
+           "a Ctrl-C during the renames cuts them in half"),
+    Mutant("US04", _U_SIG,
+           "                     (\"SIGINT\", \"SIGTERM\", \"SIGHUP\")",
+           "                     (\"SIGINT\", \"SIGTERM\")",
+           (_U_INTERRUPT + "test_signal_while_converting_sighup",),
+           "a closed terminal (SIGHUP) kills the command without its "
+           "cleanup"),
+    Mutant("US05", _U_SIG,
+           "  previous = {signum: signal.signal(signum, stop)\n"
+           "              for signum in STOP_SIGNALS}",
+           "  previous = {signum: signal.signal(signum, stop)\n"
+           "              for signum in STOP_SIGNALS}\n"
+           "  previous = {signum: signal.SIG_DFL for signum in previous}",
+           (_U_PROGRAM + "test_main_restores_the_programs_handlers_"
+            "finished",),
+           "main() puts back Python's default handlers, not the "
+           "program's own"),
+    Mutant("UN01", _U_NOTEBOOK,
+           "  return language is None or _PYTHON_LANGUAGE.fullmatch(\n"
+           "      language.strip().lower()) is not None",
+           "  return language is None or language.lower() == \"python\"",
+           (_U_CELLS + "test_a_python3_kernel_language_is_python",),
+           "a \"python3\" kernel's notebook is skipped yet counted as "
+           "ready (item 12)"),
+    Mutant("UN02", _U_NOTEBOOK,
+           "  if not python and any(",
+           "  if False and any(",
+           (_U_CELLS + "test_a_use_in_another_languages_notebook_is_not_"
+            "ready",),
+           "an R notebook that uses the API is counted as ready"),
+    Mutant("UN03", _U_NOTEBOOK,
+           "    texts[i] = texts[i].replace(\"\\r\", \"\\n\")",
+           "    pass",
+           (_U_CR,), "a cell in CR line ends makes the notebook NOT "
+           "CONVERTED (item 13)"),
+    Mutant("UN04", _U_NOTEBOOK,
+           "      new = new.replace(\"\\n\", \"\\r\")",
+           "      pass",
+           (_U_CR,), "a converted CR cell gets LF line ends"),
+    Mutant("UN05", _U_NOTEBOOK,
+           "          \"\\r\" if index in notebook.cr_cells else "
+           "\"\\n\")",
+           "          \"\\n\")",
+           (_U_CR,), "a converted CR cell in list form becomes one item"),
+    Mutant("UN06", _U_NOTEBOOK,
+           "  if lone is not None:",
+           "  if False:",
+           (_U_CELLS + "test_cell_with_mixed_line_ends_is_named",),
+           "a cell mixing lone CRs with LFs is NOT CONVERTED without its "
+           "cell named"),
+    Mutant("UN07", _U_NOTEBOOK,
+           "    insert((changed or python)[0], before)",
+           "    insert(python[0], before)",
+           (_U_CELLS + "test_import_never_lands_above_a_cell_magic",),
+           "the added import goes into the first Python cell, not the "
+           "first one converted"),
+    Mutant("UN08", _U_NOTEBOOK,
+           "_PYTHON_CELL_MAGICS = frozenset((\"time\", \"timeit\", "
+           "\"capture\", \"prun\",",
+           "_PYTHON_CELL_MAGICS = frozenset((\"timeit\", "
+           "\"capture\", \"prun\",",
+           (_U_CELLS + "test_import_never_lands_above_a_cell_magic",),
+           "a %%time cell is not converted"),
+    Mutant("UB01", _U_BLOCKERS,
+           "_V1_SHAPE_CALLS = frozenset((\"disable_v2_behavior\", "
+           "\"disable_v2_tensorshape\"))",
+           "_V1_SHAPE_CALLS = frozenset((\"disable_v2_behavior\",))",
+           (_U_V1_SHAPES + "test_the_script_that_calls_it",),
+           "a script that calls disable_v2_tensorshape() still gets the "
+           "Dimension blocker (item 7)"),
+    Mutant("UB02", _U_BLOCKERS,
+           "  return any(call in source for call in (b\"disable_v2_behavior\","
+           "\n                                         "
+           "b\"disable_v2_tensorshape\"))",
+           "  return b\"disable_v2_behavior\" in source",
+           (_U_V1_SHAPES + "test_the_modules_of_a_script_that_calls_it",),
+           "the modules of a script that calls disable_v2_tensorshape() "
+           "still get the Dimension blocker (item 7)"),
 )
 
 

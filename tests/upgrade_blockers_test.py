@@ -8,13 +8,17 @@ follows a fix's advice on the TensorFlow installed (in a subprocess).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 
 from absl.testing import absltest
 
 from contrib_mp_upgrade import blockers
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class OtherContribTest(absltest.TestCase):
@@ -81,6 +85,79 @@ class OptimizerV2SubclassTest(absltest.TestCase):
         "import foo\nclass A(foo.optimizers.Adam):\n" + self._BODY):
       with self.subTest(source=source):
         self.assertNotIn(blockers.OPTIMIZER_V2_SUBCLASS, self._found(source))
+
+
+_WIDTH = "def width(x):\n  return x.shape[-1].value\n"
+_TENSORSHAPE_SCRIPT = (
+    "import tensorflow as tf\n"
+    "tf.compat.v1.disable_v2_tensorshape()\n"
+    + _WIDTH +
+    "if __name__ == '__main__':\n"
+    "  print(width(tf.ones([2, 3])))\n")
+
+
+class V1ShapesSwitchTest(absltest.TestCase):
+  """`disable_v2_tensorshape()` alone brings back `Dimension.value`.
+
+  The report's "Before you run it" must not tell a program that already
+  calls it to fix its `.value` uses: neither the entry script itself nor
+  the modules it imports.
+  """
+
+  def _before_you_run(self, *args):
+    proc = subprocess.run(
+        [sys.executable, "-m", "contrib_mp_upgrade", "--dry_run"] +
+        list(args), capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p])))
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    start = proc.stdout.index("Before you run it\n")
+    return proc.stdout[start:proc.stdout.index("\n\n", start)]
+
+  def _tempdir(self):
+    root = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
+    self.addCleanup(shutil.rmtree, root, ignore_errors=True)
+    return root
+
+  def _write(self, root, name, text):
+    path = os.path.join(root, name)
+    with open(path, "w") as f:
+      f.write(text)
+    return path
+
+  def test_the_script_that_calls_it(self):
+    root = self._tempdir()
+    section = self._before_you_run(
+        "--infile", self._write(root, "train.py", _TENSORSHAPE_SCRIPT))
+    self.assertIn("1 of 1 Python file will run", section)
+    self.assertNotIn(blockers.DIMENSION, section)
+    # Without the call, the same script is stopped, and told why.
+    section = self._before_you_run("--infile", self._write(
+        root, "plain.py", _TENSORSHAPE_SCRIPT.replace(
+            "tf.compat.v1.disable_v2_tensorshape()\n", "")))
+    self.assertIn("0 of 1 Python file will run", section)
+    self.assertIn(blockers.DIMENSION, section)
+
+  def test_the_modules_of_a_script_that_calls_it(self):
+    root = self._tempdir()
+    self._write(root, "lib.py", _WIDTH)
+    self._write(root, "main.py", "import tensorflow as tf\nimport lib\n"
+                "tf.compat.v1.disable_v2_tensorshape()\n"
+                "if __name__ == '__main__':\n"
+                "  print(lib.width(tf.ones([2, 3])))\n")
+    section = self._before_you_run("--intree", root)
+    self.assertIn("2 of 2 Python files will run", section)
+    self.assertNotIn(blockers.DIMENSION, section)
+
+  def test_the_script_runs_on_tensorflow(self):
+    # What the report's silence promises: `.value` works after the call.
+    root = self._tempdir()
+    proc = subprocess.run(
+        [sys.executable, self._write(root, "train.py", _TENSORSHAPE_SCRIPT)],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(proc.stdout.splitlines()[-1], "3")
 
 
 class RemovedInternalModuleTest(absltest.TestCase):

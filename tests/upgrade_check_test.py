@@ -329,6 +329,23 @@ class CheckTest(absltest.TestCase):
     self.assertEqual(result.returncode, 1, result.stderr)
     self.assertStartsWith(result.stdout,
                           "proj/pkg/clean.py:1:1: error: could not be read")
+    self.assertIn("check its permissions", result.stdout)
+    self.assertNotIn("--infile", result.stdout)
+
+  def test_a_missing_path_is_named_as_missing(self):
+    # Issue 52, item 14: a file pre-commit passes after a rename, or a
+    # typo. The message named `--infile`, which the user never typed, and
+    # told them to check the permissions of a file that is not there.
+    before = _state(self.work)
+    result = _run(["--check", "proj/pkg/clean.py", "proj/pkg/gone.py"],
+                  self.work)
+    self.assertEqual(result.returncode, 1, result.stderr)
+    self.assertEqual(result.stdout.splitlines(), [
+        "proj/pkg/gone.py:1:1: error: could not be read ([Errno 2] No such "
+        "file or directory): pass the path of an existing file; "
+        "contrib-mp-upgrade cannot check it"])
+    self.assertIn("1 file(s) could not be checked", result.stderr)
+    self._unchanged(before)
 
   def test_a_link_that_cannot_be_followed_fails_the_check(self):
     # Not dangling and not a loop: following it fails (here its target's

@@ -496,6 +496,29 @@ class FinishFailsTest(parameterized.TestCase):
         for name in changed:
           self.assertIn(os.path.join(root, name), err)
 
+  def test_failed_undo_keeps_the_backup_it_names(self):
+    # The third in-place replace fails, and putting the second file back
+    # fails too: the message says where its original is. That backup must
+    # still be there, holding the original, and restoring from it as the
+    # message says must give back every file as it was.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      before = putil.contents(root)
+      proc = _run_failing(root, ["replace:3:EPERM", "replace:4:EPERM"],
+                          "--intree", tree, "--inplace", "--reportfile",
+                          os.path.join(root, "report.txt"))
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      stuck = os.path.join(tree, "m001.py")
+      match = re.search(re.escape(repr(stuck)) + r" holds the new version "
+                        r"\([^)]*\), its original is '([^']+)'", err)
+      self.assertIsNotNone(match, err)
+      backup = match.group(1)
+      with open(backup) as f:
+        self.assertEqual(f.read(), _SOURCE)
+      os.replace(backup, stuck)
+      self.assertEqual(putil.contents(root), before)
+
   def test_backup_not_removed_after_success(self):
     # The run succeeded but one backup could not be removed: it stayed, a
     # hidden hard link of the old file in the source tree, without a word.
@@ -577,6 +600,100 @@ class FlagsWithoutLibcstTest(parameterized.TestCase):
     self.assertNotIn("Traceback", proc.stderr)
 
 
+class NewDirectoriesTest(parameterized.TestCase):
+  """`--outfile`, `--reportfile` and `--outtree` below new directories.
+
+  Each missing directory is made, outermost first; a failed run removes
+  every one it made.
+  """
+
+  def test_two_new_directories_deep(self):
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      outfile = os.path.join(root, "a", "b", "m000.py")
+      report = os.path.join(root, "c", "d", "report.txt")
+      proc = subprocess.run(
+          _command("--infile", os.path.join(tree, "m000.py"), "--outfile",
+                   outfile, "--reportfile", report),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      with open(outfile) as f:
+        self.assertIn("import contrib_mixed_precision", f.read())
+      with open(report) as f:
+        self.assertIn("m000.py", f.read())
+      outtree = os.path.join(root, "e", "f", "out")
+      report = os.path.join(root, "g", "h", "report.txt")
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", outtree, "--reportfile",
+                   report), cwd=root, env=_env(), capture_output=True,
+          timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(sorted(os.listdir(outtree)),
+                       ["m000.py", "m001.py", "m002.py"])
+      self.assertTrue(os.path.isfile(report))
+      self.assertEqual(_leftovers(root), [])
+
+  @parameterized.named_parameters(("outfile", False), ("outtree", True))
+  def test_a_failed_run_removes_the_directories_it_made(self, tree_mode):
+    # The output's two new directories are made; then the report cannot
+    # be written (its path is a directory): both must go again.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      os.mkdir(os.path.join(root, "taken"))
+      before = putil.contents(root)
+      if tree_mode:
+        args = ["--intree", tree, "--outtree",
+                os.path.join(root, "a", "b", "out")]
+      else:
+        args = ["--infile", os.path.join(tree, "m000.py"), "--outfile",
+                os.path.join(root, "a", "b", "m000.py")]
+      proc = subprocess.run(
+          _command(*args, "--reportfile", os.path.join(root, "taken")),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn("is a directory; nothing was written", err)
+      self.assertEqual(putil.contents(root), before)
+
+
+class OutputModesTest(absltest.TestCase):
+  """What the command writes gets the modes a plain write would give it.
+
+  Staged in temporary files and directories (made 0600 and 0700), then
+  renamed: the new file must not be private, and a converted script must
+  stay executable.
+  """
+
+  def test_modes(self):
+    umask = os.umask(0o022)
+    os.umask(umask)
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      script = os.path.join(tree, "m000.py")
+      os.chmod(script, 0o751)
+      outfile = os.path.join(root, "m000_tf2.py")
+      report = os.path.join(root, "report.txt")
+      proc = subprocess.run(
+          _command("--infile", script, "--outfile", outfile, "--reportfile",
+                   report), cwd=root, env=_env(), capture_output=True,
+          timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(os.stat(outfile).st_mode & 0o777, 0o751)
+      self.assertEqual(os.stat(report).st_mode & 0o777, 0o666 & ~umask)
+      outtree = os.path.join(root, "out")
+      proc = subprocess.run(
+          _command("--intree", tree, "--outtree", outtree, "--reportfile",
+                   os.path.join(outtree, "report.txt")),
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      self.assertEqual(proc.returncode, 0, proc.stderr.decode())
+      self.assertEqual(os.stat(outtree).st_mode & 0o777, 0o777 & ~umask)
+      self.assertEqual(
+          os.stat(os.path.join(outtree, "report.txt")).st_mode & 0o777,
+          0o666 & ~umask)
+      self.assertEqual(
+          os.stat(os.path.join(outtree, "m000.py")).st_mode & 0o777, 0o751)
+
+
 class MissingLibcstTest(parameterized.TestCase):
   """Issue 43, item 14: `pip install contrib_mixed_precision`, no `[upgrade]`.
 
@@ -616,7 +733,14 @@ nth, path, text = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 calls = [0]
 def call(*args, **kwargs):
   calls[0] += 1
-  if calls[0] == nth:
+  if calls[0] == nth and text.startswith("s/"):
+    # An edit in place, "s/old/new/": the size may stay the same.
+    _, old, new, _ = text.split("/")
+    with open(path) as f:
+      edited = f.read().replace(old, new)
+    with open(path, "w") as f:
+      f.write(edited)
+  elif calls[0] == nth:
     with open(path, "a") as f:
       f.write(text)
   return real(*args, **kwargs)
@@ -668,6 +792,23 @@ class EditedDuringTheRunTest(parameterized.TestCase):
       del before[os.path.relpath(path, root)], after[
           os.path.relpath(path, root)]
       self.assertEqual(after, before)
+      self.assertEqual(_leftovers(root), [])
+
+  def test_an_edit_of_the_same_size_is_kept(self):
+    # 8.0 -> 9.0: the file's size is what it was when it was read.
+    with tempfile.TemporaryDirectory() as root:
+      tree = _small_tree(root)
+      path = os.path.join(tree, "m001.py")
+      proc = subprocess.run(
+          [sys.executable, "-c", _EDIT_DURING_RUN, "os.link", "2", path,
+           "s/8.0/9.0/", "--intree", tree, "--inplace", "--reportfile",
+           os.path.join(root, "report.txt")],
+          cwd=root, env=_env(), capture_output=True, timeout=120)
+      err = proc.stderr.decode()
+      self.assertEqual(proc.returncode, 1, err)
+      self.assertIn(repr(path), err)
+      with open(path) as f:
+        self.assertEqual(f.read(), _SOURCE.replace("8.0", "9.0"))
       self.assertEqual(_leftovers(root), [])
 
   def test_a_file_replaced_by_the_same_bytes_is_no_edit(self):

@@ -126,6 +126,8 @@ class InterruptTest(_CommandTest):
       ("ctrl_c_once", signal.SIGINT, False),
       ("ctrl_c_twice", signal.SIGINT, True),
       ("sigterm", signal.SIGTERM, False),
+      # The terminal closed (an ssh session dropped).
+      ("sighup", signal.SIGHUP, False),
   )
   def test_signal_while_converting(self, signum, twice):
     with tempfile.TemporaryDirectory() as root:
@@ -251,6 +253,102 @@ class SignalWhileStagingTest(parameterized.TestCase):
       self.assertEqual(putil.contents(root), before)
 
 
+# Calls the command's `main()` inside a program, as a notebook or a build
+# script does; argv[1] is "interrupted" (a Ctrl-C lands at the run's first
+# chmod) or "finished". Then the program's own signal handling must be
+# back: its SIGHUP handler runs, Ctrl-C raises KeyboardInterrupt, and
+# SIGTERM ends the program.
+_MAIN_IN_A_PROGRAM = """
+import os, signal, sys
+from contrib_mp_upgrade import cli
+got = []
+signal.signal(signal.SIGHUP, lambda signum, frame: got.append(signum))
+# Set here: a test run in the background inherits SIGINT ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+if sys.argv[1] == "interrupted":
+  real = os.chmod
+  def chmod(*args, **kwargs):
+    os.chmod = real
+    os.kill(os.getpid(), signal.SIGINT)
+    return real(*args, **kwargs)
+  os.chmod = chmod
+print("status", cli.main(sys.argv[2:]), flush=True)
+os.kill(os.getpid(), signal.SIGHUP)
+print("own handler", got == [signal.SIGHUP], flush=True)
+try:
+  os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+  print("KeyboardInterrupt", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+print("SIGTERM ignored", flush=True)
+"""
+
+# Calls the library's `run()` with SIGTERM blocked, as a caller does that
+# holds it over a critical section; the mask must be the caller's after.
+_RUN_WITH_SIGTERM_BLOCKED = """
+import os, signal, sys
+from contrib_mp_upgrade import cli
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+cli.run(intree=sys.argv[1], outtree=sys.argv[2], reportfile=sys.argv[3])
+print("ran", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)  # Held: the caller still blocks it.
+print("held", signal.SIGTERM in signal.sigpending(), flush=True)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+print("SIGTERM ignored", flush=True)
+"""
+
+
+class InAProgramTest(parameterized.TestCase):
+  """`main()` and `run()` leave the calling program's signals as they were.
+
+  The tests above run the command as a process, whose signal handling ends
+  with it; a program that calls it keeps running after.
+  """
+
+  def _tree(self, root):
+    tree = os.path.join(root, "in")
+    os.makedirs(tree)
+    for i in range(2):
+      with open(os.path.join(tree, "m{}.py".format(i)), "w") as f:
+        f.write("import tensorflow as tf\n"
+                "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)\n")
+    return tree
+
+  def _env(self):
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [_REPO] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+
+  @parameterized.named_parameters(("finished", "finished", 0),
+                                  ("interrupted", "interrupted", 130))
+  def test_main_restores_the_programs_handlers(self, how, status):
+    with tempfile.TemporaryDirectory() as root:
+      tree = self._tree(root)
+      proc = subprocess.run(
+          [sys.executable, "-c", _MAIN_IN_A_PROGRAM, how, "--intree", tree,
+           "--outtree", os.path.join(root, "out"), "--reportfile",
+           os.path.join(root, "report.txt")],
+          cwd=root, env=self._env(), capture_output=True, timeout=120)
+      out, err = proc.stdout.decode(), proc.stderr.decode()
+      # The command's own summary line comes first on a finished run.
+      self.assertEqual(out.splitlines()[-3:], [
+          "status {}".format(status), "own handler True",
+          "KeyboardInterrupt"], err)
+      self.assertEqual(proc.returncode, -signal.SIGTERM, err)
+
+  def test_run_keeps_the_callers_blocked_sigterm_blocked(self):
+    with tempfile.TemporaryDirectory() as root:
+      tree = self._tree(root)
+      proc = subprocess.run(
+          [sys.executable, "-c", _RUN_WITH_SIGTERM_BLOCKED, tree,
+           os.path.join(root, "out"), os.path.join(root, "report.txt")],
+          cwd=root, env=self._env(), capture_output=True, timeout=120)
+      out, err = proc.stdout.decode(), proc.stderr.decode()
+      self.assertEqual(out.splitlines(), ["ran", "held True"], err)
+      self.assertEqual(proc.returncode, -signal.SIGTERM, err)
+      self.assertTrue(os.path.isdir(os.path.join(root, "out")))
+
+
 class WorkerDiesTest(_CommandTest):
   """A worker killed from outside (the OOM killer) ends the run, cleanly.
 
@@ -278,6 +376,26 @@ class WorkerDiesTest(_CommandTest):
     self.assertEqual(sorted(os.listdir(root)), ["in"])
     self.assertEqual(_listing(tree), before)
     return err
+
+  def test_a_ctrl_c_to_the_workers_alone_is_left_to_the_command(self):
+    # The workers ignore Ctrl-C: the command decides (here it never gets
+    # one), so the run goes on and finishes. A worker that took it died of
+    # its KeyboardInterrupt, and the run failed.
+    with tempfile.TemporaryDirectory() as root:
+      tree = os.path.join(root, "in")
+      subprocess.run([sys.executable, _MAKE_TREE, "--out", tree, "--files",
+                      "40", "--filler", "300", "--mp_every", "1"],
+                     check=True, stdout=subprocess.DEVNULL)
+      proc = self._start(root, tree)
+      self._wait_for(proc, lambda: len(putil.workers(proc.pid)) == 2,
+                     "its workers started")
+      # Held while a worker imports, the signal reaches it in its loop.
+      for pid in putil.workers(proc.pid):
+        os.kill(pid, signal.SIGINT)
+      self.assertIsNone(proc.poll(), "the run was over too soon")
+      _, err = proc.communicate(timeout=300)
+      self.assertEqual(proc.returncode, 0, err.decode())
+      self.assertTrue(os.path.isdir(os.path.join(root, "out")))
 
   def test_a_killed_worker_ends_the_run(self):
     with tempfile.TemporaryDirectory() as root:

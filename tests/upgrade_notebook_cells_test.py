@@ -47,6 +47,11 @@ def _jupyter(notebook):
           + "\n").encode("utf-8")
 
 
+def _lines(source):
+  """A cell's lines, split after CR, LF or CRLF as IPython splits them."""
+  return _text(source).splitlines(True)
+
+
 def _text(source):
   return source if isinstance(source, str) else "".join(source)
 
@@ -267,11 +272,102 @@ class NotebookCellsTest(absltest.TestCase):
         ([("code", ["%%capture\n", "import tensorflow as tf\n", use])],
          ["%%capture\nimport tensorflow as tf\n" + _IMPORT +
           use.replace(_OLD, _NEW)]),
+        # Into the first cell converted, not the first Python cell.
+        ([("code", "x = 1"), ("code", use)],
+         ["x = 1", _IMPORT + use.replace(_OLD, _NEW)]),
     ]
     for cells, expected in cases:
       data, report = self._convert("magic.ipynb", _notebook(cells))
       self.assertEqual(self._cells(data), expected)
       self.assertIn("1 of 1 notebook will run", report)
+
+
+  # Issue 52, item 12: the kernel's language as notebooks spell it.
+
+  def test_a_python3_kernel_language_is_python(self):
+    # Some notebooks' kernelspec says "python3" (the kernel's name) where
+    # Jupyter writes "python": the notebook was skipped, yet counted as
+    # ready, and `--check` said nothing.
+    lines = ["import tensorflow as tf\n",
+             "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)\n"]
+    for language in ("python3", "Python3", "python 3", "ipython3"):
+      notebook = _notebook([("markdown", "intro"), ("code", lines)])
+      notebook["metadata"]["kernelspec"]["language"] = language
+      with self.subTest(language=language):
+        self.assertEqual(self._check("p3.ipynb", notebook),
+                         ["cell_2:2:{}: ".format(lines[1].find(_OLD) + 1)])
+        data, report = self._convert("p3.ipynb", notebook)
+        self.assertEqual(self._cells(data), [
+            "intro", "import tensorflow as tf\n" + _IMPORT +
+            lines[1].replace(_OLD, _NEW)])
+        self.assertIn("1 of 1 notebook will run", report)
+
+  def test_a_use_in_another_languages_notebook_is_not_ready(self):
+    # An R notebook is not converted; one that uses the API must not be
+    # counted as ready, and `--check` must fail on it.
+    use = "m <- tf$contrib$mixed_precision$FixedLossScaleManager(8)\n"
+    notebook = _notebook([("code", "library(tensorflow)\n" + use)])
+    notebook["metadata"]["kernelspec"]["language"] = "R"
+    findings, _ = check_lib.check(files=[self._write("r.ipynb", notebook)])
+    self.assertLen(findings, 1)
+    self.assertTrue(findings[0].is_error, findings[0])
+    self.assertIn("'R'", findings[0].message)
+    data, report = self._convert("r.ipynb", notebook)
+    self.assertEqual(data, _jupyter(notebook))
+    self.assertIn("0 of 1 notebook will run", report)
+    self.assertIn("r.ipynb: NOT CONVERTED: ", report)
+    # Without a use there is nothing to say.
+    notebook = _notebook([("code", "library(ggplot2)\n")])
+    notebook["metadata"]["kernelspec"]["language"] = "R"
+    self.assertEqual(self._check("plain_r.ipynb", notebook), [])
+
+
+  # Issue 52, item 13: a cell whose lines end in CR alone (classic Mac OS,
+  # some editors' pastes).
+
+  def test_cell_with_cr_line_ends_is_converted_and_keeps_them(self):
+    use = "m = tf.contrib.mixed_precision.FixedLossScaleManager(8.0)"
+    plain = "import tensorflow as tf\n" + use + "\n"
+    for source in ("import tensorflow as tf\r" + use + "\r",
+                   ["import tensorflow as tf\r", use + "\r"],
+                   ["%time x = 1\r", "import tensorflow as tf\r", use]):
+      notebook = _notebook([("markdown", "intro"), ("code", source),
+                            ("code", plain)])
+      with self.subTest(source=source):
+        self.assertEqual(self._check("cr.ipynb", notebook), [
+            "cell_2:{}:5: ".format(len(_lines(source))),
+            "cell_3:2:5: "])
+        data, report = self._convert("cr.ipynb", notebook)
+        self.assertIsNotNone(data, report)
+        text = _text(source)
+        head = text[:text.index("import tensorflow as tf\r") + 24]
+        self.assertEqual(self._cells(data), [
+            "intro",
+            head + _IMPORT.replace("\n", "\r") +
+            text[len(head):].replace(_OLD, _NEW),
+            plain.replace(_OLD, _NEW)])
+        if isinstance(source, list):
+          # One item a line, as Jupyter writes it, unchanged ones kept.
+          cell = json.loads(data)["cells"][1]["source"]
+          self.assertEqual(cell[:len(source) - 1], source[:-1])
+          self.assertLen(cell, len(source) + 1)
+        self.assertIn("1 of 1 notebook will run", report)
+
+  def test_cell_with_mixed_line_ends_is_named(self):
+    # A lone CR among LF line ends: not converted, and the cell and line
+    # are named (libcst's own message named neither).
+    source = ("import tensorflow as tf\n"
+              "x = 1\rm = tf.contrib.mixed_precision.FixedLossScaleManager("
+              "8.0)\n")
+    notebook = _notebook([("markdown", "intro"), ("code", source)])
+    data, report = self._convert("mixed.ipynb", notebook)
+    self.assertEqual(data, _jupyter(notebook))
+    self.assertIn("mixed.ipynb: NOT CONVERTED: a CR alone ends cell 2, line "
+                  "2, among LF line ends", report)
+    findings, _ = check_lib.check(files=[self._write("mixed.ipynb",
+                                                     notebook)])
+    self.assertEqual([(f.cell, f.line, f.is_error) for f in findings],
+                     [(2, 2, True)])
 
 
 if __name__ == "__main__":

@@ -180,6 +180,47 @@ class UpgradeTreeSafetyTest(absltest.TestCase):
     self.assertFalse(os.path.lexists(os.path.join(self.outtree,
                                                   "outside.py")))
 
+  def test_copyotherfiles_false_keeps_links_to_directories(self):
+    # Only data files are left out: a link to a directory of the tree is
+    # kept, as a link to a `.py` file is, and the report counts both.
+    os.symlink("models", os.path.join(self.tree, "models_link"))
+    os.symlink("common.py", os.path.join(self.tree, "common_link.py"))
+    os.symlink(os.path.join("data", "notes.txt"),
+               os.path.join(self.tree, "notes_link"))
+    proc = self._convert("--copyotherfiles", "false")
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    self.assertEqual(os.readlink(os.path.join(self.outtree, "models_link")),
+                     "models")
+    self.assertEqual(
+        os.readlink(os.path.join(self.outtree, "common_link.py")),
+        "common.py")
+    self.assertFalse(os.path.lexists(os.path.join(self.outtree,
+                                                  "notes_link")))
+    self.assertFalse(os.path.lexists(os.path.join(self.outtree, "data",
+                                                  "notes.txt")))
+    self.assertIn("; other files and links: 2; skipped: 0.", self._report())
+
+  def test_files_copied_unchanged_keep_their_times_and_modes(self):
+    # `make` and build tools compare modification times: a file the run
+    # did not change must not look new. A converted one must.
+    old = 1_000_000_000 * 10**9
+    names = ("legacy/no_api.py", "data/notes.txt", "train_attr.py")
+    for name in names:
+      path = os.path.join(self.tree, *name.split("/"))
+      os.chmod(path, 0o750)
+      os.utime(path, ns=(old, old))
+    proc = self._convert()
+    self.assertEqual(proc.returncode, 0, proc.stderr)
+    for name in names:
+      written = os.stat(os.path.join(self.outtree, *name.split("/")))
+      self.assertEqual(written.st_mode & 0o777, 0o750, name)
+      if name == "train_attr.py":
+        self.assertGreater(written.st_mtime_ns, old, name)
+      else:
+        self.assertEqual(written.st_mtime_ns, old, name)
+    with open(os.path.join(self.outtree, "train_attr.py")) as f:
+      self.assertIn("import contrib_mixed_precision\n", f.read())
+
   def test_fifo_is_skipped_not_read(self):
     os.mkfifo(os.path.join(self.tree, "data", "pipe"))
     proc = self._convert()  # Reading the FIFO would block until timeout.
