@@ -173,11 +173,14 @@ class Found:
     notes: `(line, text)`: what a use became, where it differs from TF 2.x.
     lost: `(line, what, fix)`: what could not be kept, and the fix.
     warnings: `(line, text)`: uses a person must check.
+    stops: `(line, what, fix)`: uses left unconverted that stop the file
+      or change its numbers on Keras 3; the file does not "run".
     noted: `{node: TF 2.x name}` of expressions replaced, for the report.
   """
   notes: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   lost: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   warnings: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
+  stops: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   noted: Dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
 
 
@@ -190,6 +193,8 @@ class _Uses(cst.CSTVisitor):
     self.attributes: List[Tuple[cst.CSTNode, str]] = []
     self.names: List[Tuple[cst.Name, str]] = []
     self.env: List[cst.CSTNode] = []
+    # `keras.mixed_precision.LossScaleOptimizer` of standalone `keras`.
+    self.standalone: List[cst.CSTNode] = []
     self.imports: List[cst.SimpleStatementLine] = []
 
   def visit_SimpleStatementLine(self, node) -> None:
@@ -206,6 +211,8 @@ class _Uses(cst.CSTVisitor):
     k = key(self.a.path(node, raw=True))
     if k in NAMES or k in MODULES or k in _TODAY:
       self.attributes.append((node, k))
+    elif self.a.imported_path(node) == _STANDALONE_LSO:
+      self.standalone.append(node)
 
   def visit_Name(self, node: cst.Name) -> None:
     parent = self.a.parents.get(node)
@@ -214,6 +221,8 @@ class _Uses(cst.CSTVisitor):
     k = key(self.a.path(node, raw=True))
     if k in NAMES or k in _TODAY:
       self.names.append((node, k))
+    elif self.a.imported_path(node) == _STANDALONE_LSO:
+      self.standalone.append(node)
 
   def visit_SimpleString(self, node) -> None:
     if ENV_VAR in (syntax.string_value(node) or ""):
@@ -409,7 +418,11 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
     name = _name(k, kind)
     if kind in (TODAY_LSO, TODAY_POLICY):
       if call is None or _argument(call, 99, "loss_scale") is None:
-        continue  # Today's class, used as today's class: nothing to do.
+        if kind == TODAY_LSO:
+          # Keras 2's class (TF 2.4-2.15), which Keras 3 changed.
+          _keras2_lso(analysis, node, call, calls, found, package_name,
+                      display(k))
+        continue  # Today's Policy, used as today's: nothing to do.
     if kind == LAYER_POLICY:
       _layer_policy(analysis, node, call, calls, found, name)
       continue
@@ -426,6 +439,10 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
       found.noted[node] = name
   for node, k in uses.names:
     _name_use(analysis, node, k, calls, found, package_name)
+  if uses.standalone and _keras2_file(analysis):
+    for node in uses.standalone:
+      _keras2_lso(analysis, node, _call_of(analysis, node), calls, found,
+                  package_name, syntax.code(node))
   for statement in uses.imports:
     new = _imports(analysis, statement, package_name, found)
     if new is not None:
@@ -627,6 +644,8 @@ def _name_use(analysis, node, k, calls, found, package_name) -> None:
   elif kind in (LSO, TODAY_LSO):
     if kind == TODAY_LSO and (call is None or _argument(
         call, 99, "loss_scale") is None):
+      _keras2_lso(analysis, node, call, calls, found, package_name,
+                  display(k))
       return
     if kind == TODAY_LSO:
       new_func = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
@@ -707,3 +726,149 @@ def _imports(analysis, statement, package_name,
     else:
       body.append(small)
   return body if changed else None
+
+
+# -- TF 2.4-2.15's Keras 2 API (the third generation) ----------------------
+
+# Keras 2's defaults for a dynamic scale (tf-keras'
+# `mixed_precision/loss_scale_optimizer.py`, and `compile`'s own wrapper).
+KERAS2_INITIAL = "2 ** 15"
+KERAS2_GROWTH = "2000"
+_KERAS2_LSO_ARGS = ("inner_optimizer", "dynamic", "initial_scale",
+                    "dynamic_growth_steps")
+_STANDALONE_LSO = "keras.mixed_precision.LossScaleOptimizer"
+KERAS2_NOTE = (
+    "Keras 2's numbers kept: TF's {} in "
+    "`contrib_mixed_precision.KerasLossScaleOptimizer`, whose skipped steps "
+    "advance `iterations` as Keras 2's did; `get_scaled_loss`, "
+    "`get_unscaled_gradients`, `loss_scale`, `dynamic_counter` and "
+    "`inner_optimizer` work on it as on Keras 2's class")
+STOP_LSO = ("a Keras 2 `LossScaleOptimizer` call this command cannot map "
+            "exactly ({})")
+FIX_LSO = (
+    "write it as `contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
+    "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+    "initial_scale, increment_period=dynamic_growth_steps, multiplier=2.), "
+    "skipped_steps_advance_iterations=True)` (defaults 2 ** 15 and 2000), "
+    "or, for `dynamic=False`, with "
+    "`tf.compat.v1.mixed_precision.FixedLossScale(initial_scale)`; Keras "
+    "3's own LossScaleOptimizer has no fixed scale and no floor of 1")
+
+
+def tf_name(analysis: resolve.Analysis, node: cst.CSTNode) -> str:
+  """A name bound to `tensorflow` itself where `node` is, else `tensorflow`.
+
+  `tensorflow` is then imported by the rewrite (a name it reads and no
+  statement binds).
+  """
+  scope = analysis.scopes.get(node)
+  for name in ("tf", "tensorflow"):
+    assignments = list(scope[name]) if scope is not None else []
+    if assignments and all(
+        isinstance(a, metadata.ImportAssignment) and
+        syntax.import_target(a.node, name) == "tensorflow"
+        for a in assignments):
+      return name
+  return "tensorflow"
+
+
+def _keras2_scale(tf: str, dynamic: bool, initial: str, growth: str) -> str:
+  if dynamic:
+    return ("{}.compat.v1.mixed_precision.DynamicLossScale("
+            "initial_loss_scale={}, increment_period={}, "
+            "multiplier=2.)".format(tf, initial, growth))
+  return "{}.compat.v1.mixed_precision.FixedLossScale({})".format(tf, initial)
+
+
+def _wrapped(package: str, inner: str, scale: Optional[str],
+             advance: bool) -> cst.BaseExpression:
+  args = [inner] + ([scale] if scale is not None else [])
+  if advance:
+    args.append("skipped_steps_advance_iterations=True")
+  return cst.parse_expression("{}.KerasLossScaleOptimizer({})".format(
+      package, ", ".join(args)))
+
+
+def _keras2_lso(analysis, node, call, calls, found, package_name,
+                name) -> None:
+  """`LossScaleOptimizer(opt, dynamic, initial_scale, dynamic_growth_steps)`.
+
+  Keras 2's class (TF 2.4-2.15, tf-keras), rewritten to this package's
+  optimizer with TF's loss scale of the same numbers (contract 17). A call
+  this cannot read exactly is left, and named in "Before you run it".
+  """
+  if call is None:
+    return  # The class itself (`isinstance`): ours is an instance of it.
+  line = analysis.line(node)
+  args = {}
+  for position, keyword in enumerate(_KERAS2_LSO_ARGS):
+    known, arg = syntax.call_argument(call, position, keyword)
+    if not known:
+      found.stops.append((line, STOP_LSO.format("`*args` or `**kwargs`"),
+                          FIX_LSO))
+      return
+    args[keyword] = arg
+  given = [a for a in args.values() if a is not None]
+  extra = [a for a in call.args if not any(a is g for g in given)]
+  if extra or args["inner_optimizer"] is None:
+    found.stops.append((line, STOP_LSO.format(
+        "arguments Keras 2's class does not take"), FIX_LSO))
+    return
+  dynamic = args["dynamic"]
+  value = True
+  if dynamic is not None:
+    value = {"True": True, "False": False}.get(
+        dynamic.value.value if isinstance(dynamic.value, cst.Name) else "")
+    if value is None:
+      found.stops.append((line, STOP_LSO.format(
+          "`dynamic` is not written as `True` or `False`"), FIX_LSO))
+      return
+  if not value and (args["initial_scale"] is None or
+                    args["dynamic_growth_steps"] is not None):
+    found.stops.append((line, STOP_LSO.format(
+        "`dynamic=False` without `initial_scale`, or with "
+        "`dynamic_growth_steps`, which Keras 2 refused too"), FIX_LSO))
+    return
+  index = {k: next(i for i, a in enumerate(call.args) if a is arg)
+           for k, arg in args.items() if arg is not None}
+  package = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
+  package = package.rpartition(".")[0]
+  tf = tf_name(analysis, node)
+
+  def rewrite(updated: cst.Call, dynamic=value) -> cst.BaseExpression:
+    def text(keyword, default):
+      if keyword not in index:
+        return default
+      return syntax.code(updated.args[index[keyword]].value)
+    scale = _keras2_scale(tf, dynamic, text("initial_scale", None),
+                          text("dynamic_growth_steps", KERAS2_GROWTH))
+    if dynamic and "initial_scale" not in index:
+      scale = _keras2_scale(tf, True, KERAS2_INITIAL,
+                            text("dynamic_growth_steps", KERAS2_GROWTH))
+    return _wrapped(package, text("inner_optimizer", None), scale, True)
+
+  _set_call(calls, call, rewrite, name)
+  found.notes.append((line, "`{}` became `{}`: {}".format(
+      name, display(KERAS_LSO), KERAS2_NOTE.format(
+          "`DynamicLossScale` (floor of 1, multiplier 2)" if value else
+          "`FixedLossScale` (which applies every step, as Keras 2's fixed "
+          "scale did)"))))
+
+
+_KERAS2_ONLY = ("get_scaled_loss", "get_unscaled_gradients", "dynamic_counter")
+
+
+def _keras2_file(analysis: resolve.Analysis) -> bool:
+  """Whether a module's standalone `keras` is Keras 2's.
+
+  `keras.mixed_precision.LossScaleOptimizer(opt)` is valid Keras 3 code
+  too; a file that calls what only Keras 2's class has, or passes it
+  `dynamic`, was written for Keras 2.
+  """
+  for node in analysis.parents:
+    if isinstance(node, cst.Attribute) and node.attr.value in _KERAS2_ONLY:
+      return True
+    if isinstance(node, cst.Arg) and node.keyword is not None and (
+        node.keyword.value == "dynamic"):
+      return True
+  return False
