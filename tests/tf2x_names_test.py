@@ -372,6 +372,127 @@ class Keras2NamesTest(parameterized.TestCase):
                             "`**kwargs`)")])
 
 
+class CompileUnderPolicyTest(parameterized.TestCase):
+  """A `mixed_float16` policy and `compile` in the same module."""
+
+  def test_keras2_compile_is_wrapped_with_keras2_numbers(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.optimizers.Adam()
+        model.compile(optimizer=opt, loss="mse")
+        model.compile(optimizer="adam", loss="mse")
+        """)
+    scale = _DYNAMIC.format("2 ** 15", "2000")
+    self.assertIn("model.compile(optimizer=" + _WRAP.format(scale), text)
+    self.assertIn(
+        "model.compile(optimizer=contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.get(\"adam\"), " +
+        scale, text)
+    self.assertEqual(result.tf2x_stops, [])
+    self.assertEqual(result.tf2x_lost, [])
+
+  @parameterized.named_parameters(
+      ("lso", "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras."
+       "optimizers.SGD())"),
+      ("lso_name", "opt"),
+  )
+  def test_an_optimizer_wrapped_by_hand_is_not_wrapped_again(self, value):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.SGD())
+        model.compile(optimizer={}, loss="mse")
+        """.format(value))
+    self.assertEqual(text.count("KerasLossScaleOptimizer("), 1 + (
+        value != "opt"), text)
+    self.assertEqual(result.tf2x_stops, [])
+
+  def test_an_optimizer_it_cannot_see_is_named(self):
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        model.compile(optimizer=make_optimizer(), loss="mse")
+        """)
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual([(l, w.split(" (")[0]) for l, w, _ in result.tf2x_stops],
+                     [(3, "a `compile` under a `mixed_float16` policy whose "
+                          "optimizer this command cannot wrap")])
+
+  def test_a_policy_without_compile_in_the_module_is_not_kept(self):
+    _, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        """)
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(2, tf2x_names.LOST_COMPILE)])
+
+  def test_a_float32_policy_changes_nothing(self):
+    source = ("import tensorflow as tf\n"
+              "tf.keras.mixed_precision.set_global_policy('float32')\n"
+              "model.compile(optimizer=tf.keras.optimizers.SGD(), loss='mse')"
+              "\n")
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual(result.tf2x_lost, [])
+
+  def test_tf20_policy_loss_scale_goes_to_compile(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        policy = mp.Policy("mixed_float16",
+                           loss_scale=tf.train.experimental.DynamicLossScale(
+                               8., 2, 4.))
+        mp.set_policy(policy)
+        model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    self.assertIn(
+        "model.compile(optimizer=contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), "
+        "tf.compat.v1.mixed_precision.DynamicLossScale( 8., 2, 4.)), "
+        "loss=\"mse\")", text)
+    self.assertEqual(result.tf2x_lost, [])
+
+  @parameterized.named_parameters(
+      ("string", "mp.set_policy('mixed_float16')"),
+      ("name_variable", "mp.set_policy(mp.Policy(name))"),
+  )
+  def test_tf20_default_loss_scale_without_compile_is_not_kept(self, code):
+    _, result = _upgrade("import tensorflow as tf\n"
+                         "from tensorflow.keras.mixed_precision import "
+                         "experimental as mp\n{}\n".format(code))
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(3, tf2x_names.LOST_DEFAULT)])
+
+  def test_tf20_name_variable_is_wrapped_when_mixed_at_run_time(self):
+    text, _ = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.set_policy(mp.Policy(name))
+        model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    self.assertIn(
+        "model.compile(optimizer=(contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.SGD()) if "
+        "tf.keras.mixed_precision.global_policy().name == \"mixed_float16\" "
+        "else tf.keras.optimizers.SGD()), loss=\"mse\")", text)
+
+  def test_policy_reads(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        policy = tf.keras.mixed_precision.experimental.Policy("mixed_float16")
+        a = policy.should_cast_variables
+        b = policy.loss_scale
+        c = layer.dtype_policy.loss_scale
+        d = optimizer.loss_scale
+        """)
+    self.assertIn("a = (policy.variable_dtype != policy.compute_dtype)\n",
+                  text)
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
+    self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
+
 def _run_command(*argv):
   out, err = io.StringIO(), io.StringIO()
   with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
