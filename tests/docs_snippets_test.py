@@ -48,7 +48,7 @@ TIMEOUT_S = 180
 EXPECTED = {
     "README.md": (7, 2),
     "docs/horovod.md": (0, 3),
-    "docs/migration.md": (4, 8),
+    "docs/migration.md": (5, 8),
     "docs/observability.md": (2, 1),
     "docs/performance.md": (0, 5),
     "docs/training_loops.md": (5, 2),
