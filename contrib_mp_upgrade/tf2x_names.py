@@ -1028,14 +1028,23 @@ class _Renamed(cst.CSTTransformer):
 def _visible_at(analysis, expression, site) -> bool:
   """Whether every name `expression` reads means the same at `site`."""
   there = analysis.scopes.get(site)
-  for node in analysis.parents:
-    if not isinstance(node, cst.Name) or not any(
-        p is expression for p in analysis.ancestors(node)):
-      continue
-    parent = analysis.parents.get(node)
-    if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
-        isinstance(parent, cst.Arg) and parent.keyword is node):
-      continue
+  names: List[cst.Name] = []
+
+  class _Names(cst.CSTVisitor):
+
+    def visit_Name(self, node: cst.Name) -> None:
+      names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+      node.value.visit(self)  # `attr` is no read of a name.
+      return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+      node.value.visit(self)  # Nor is a keyword.
+      return False
+
+  expression.visit(_Names())
+  for node in names:
     here = analysis.scopes.get(node)
     if here is None or there is None or (
         set(here[node.value]) != set(there[node.value])):
