@@ -1117,7 +1117,10 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
   package = (package_name(call) + KERAS_LSO[len(syntax.PACKAGE):]).rpartition(
       ".")[0]
   scale_text = None
-  advance = not policy.experimental
+  # Keras 2 counted skipped steps; TF 2.0-2.2 did not, and TF 2.3+ did:
+  # `Found.advance`, where the tree's TF pin says which (branch
+  # keras-report), else TF 2.0's rule, as for the experimental optimizer.
+  advance = not policy.experimental or getattr(found, "advance", False)
   if not policy.experimental:
     scale_text = _keras2_scale(tf, True, KERAS2_INITIAL, KERAS2_GROWTH)
     condition = "{}.keras.mixed_precision.global_policy().compute_dtype == " \
@@ -1164,7 +1167,10 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
       "wrap it in its own LossScaleOptimizer, which has no floor of "
       "1").format(
           display(KERAS_LSO),
-          "Keras 2's `compile`" if advance else
+          "Keras 2's `compile`" if not policy.experimental else
+          "TF 2.0-2.3's `compile` (with the Policy's loss scale; skipped "
+          "steps advance `iterations`, as in TF 2.3, the TF the tree pins)"
+          if advance else
           "TF 2.0-2.3's `compile` (with the Policy's loss scale; skipped "
           "steps do not advance `iterations`, as in TF 2.0 to 2.2: pass "
           "`skipped_steps_advance_iterations=True` for TF 2.3's rule)",
