@@ -49,8 +49,8 @@ import nox
 # Not resolve(): under Bazel this file is a symlink into the source tree.
 REPO = pathlib.Path(os.path.abspath(__file__)).parent
 sys.path.insert(0, str(REPO / "scripts"))
-import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
-import uv_env  # pylint: disable=g-import-not-at-top,wrong-import-position
+import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
+import uv_env  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 
 MATRIX = ci_matrix.load(str(REPO))
 CACHE = pathlib.Path(os.environ.get("CMP_CACHE_DIR") or

@@ -62,7 +62,8 @@ def check_hybrid(grads, small=1 << 14):
   """Small grads concatenated into one reduce, large ones reduced alone."""
   dense = _dense(grads)
   small_ones = [g for g in dense
-                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+                if g.shape.is_fully_defined()
+                and g.shape.num_elements() <= small]
   large_ones = [g for g in dense if not any(g is s for s in small_ones)]
   sums = [tf.reduce_sum(g) for g in large_ones]
   if small_ones:
@@ -89,7 +90,8 @@ def check_hybrid_exact(grads, small=1 << 14):
   """
   dense = _dense(grads)
   small_ones = [g for g in dense
-                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+                if g.shape.is_fully_defined()
+                and g.shape.num_elements() <= small]
   large_ones = [g for g in dense if not any(g is s for s in small_ones)]
   checks = []
   if small_ones:
@@ -123,7 +125,8 @@ def check_flat(grads, small=1 << 14):
   """
   dense = [g for g in _dense(grads) if g.dtype.is_floating]
   small_ones = [g for g in dense
-                if g.shape.is_fully_defined() and g.shape.num_elements() <= small]
+                if g.shape.is_fully_defined()
+                and g.shape.num_elements() <= small]
   large_ones = [g for g in dense if not any(g is s for s in small_ones)]
   checks = []
   if small_ones:

@@ -43,7 +43,7 @@ and `alias` (the opt-in `tf.contrib.mixed_precision` alias).
 
 # Checks the installed TensorFlow first, with an install hint if it is
 # missing or too old.
-from contrib_mixed_precision import _tf_compat  # pylint: disable=unused-import
+from contrib_mixed_precision import _tf_compat  # pylint: disable=unused-import  # noqa: F401
 from contrib_mixed_precision.version import __version__
 from contrib_mixed_precision.alias import install_alias
 from contrib_mixed_precision.graph_keys import GraphKeys

@@ -539,7 +539,8 @@ class ExponentialUpdateLossScale(_LossScaleBase):
         step_inputs.as_gradient(g, "grads[{}]".format(i))
         for i, g in enumerate(grads)
     ]
-    if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
+    if (tf.distribute.has_strategy() and
+        tf.distribute.in_cross_replica_context()):
       is_finite = replica_consensus.cross_replica_all_finite(
           tf.distribute.get_strategy(), grads)
     else:

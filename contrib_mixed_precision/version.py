@@ -14,7 +14,8 @@ This module must not import TensorFlow: `setup.py` executes it.
 
 __version__ = "0.1.0"
 
-# Supported TensorFlow versions: MIN_TF_VERSION <= tf.__version__ < MAX_TF_VERSION.
+# Supported TensorFlow versions:
+# MIN_TF_VERSION <= tf.__version__ < MAX_TF_VERSION.
 MIN_TF_VERSION = "2.15.0"
 MAX_TF_VERSION = "2.22.0"
 

@@ -328,7 +328,7 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
     raise UpgradeError(
         "The output could not be put in place ({}); nothing was changed. Fix "
         "the cause and run the command again.".format(
-            errors.describe_os_error(e)))
+            errors.describe_os_error(e))) from e
   except signals.Interrupted:
     if finished:
       return outcome  # It came too late: the output is complete.

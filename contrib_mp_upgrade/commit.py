@@ -155,7 +155,7 @@ class Commit:
     except OSError as e:
       if not (os.path.isdir(outtree) and os.access(outtree, os.W_OK)):
         raise _fail("`--outtree` {!r} cannot be created in {!r}".format(
-            outtree, parent), e, "choose a writable location.")
+            outtree, parent), e, "choose a writable location.") from e
       # The parent is read-only but the (empty) outtree is not: build the
       # tree inside it, and move the top-level entries up at the end.
       stage = self._create(lambda: tempfile.mkdtemp(
@@ -173,7 +173,7 @@ class Commit:
       self.abort()
       raise _fail("The converted tree could not be written", e,
                   "`--outtree` {!r} was not created; fix the cause and run "
-                  "the command again.".format(outtree))
+                  "the command again.".format(outtree)) from e
     if inside:
       self._moves_into = (stage, outtree)
     else:
@@ -187,14 +187,14 @@ class Commit:
       except OSError as e:
         self.abort()
         raise _fail("{!r} cannot be rewritten in place".format(entry.path),
-                    e, "no input file was changed.")
+                    e, "no input file was changed.") from e
       try:
         _write_bytes(temp, entry.written)
         shutil.copymode(entry.path, temp)
       except OSError as e:
         self.abort()
         raise _fail("{!r} cannot be rewritten in place".format(entry.path),
-                    e, "no input file was changed.")
+                    e, "no input file was changed.") from e
       self._renames.append((temp, entry.path))
       self._expected[entry.path] = entry.original
 
@@ -234,7 +234,7 @@ class Commit:
       except OSError as e:
         self.abort()
         raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
-                    "choose a writable path.")
+                    "choose a writable path.") from e
       self._stage_stream(fd, data, flag, path)
       return
     directory = os.path.dirname(os.path.abspath(path))
@@ -250,7 +250,7 @@ class Commit:
     except OSError as e:
       self.abort()
       raise _fail("`{}` {!r} cannot be written".format(flag, path), e,
-                  "choose a writable path.")
+                  "choose a writable path.") from e
     self._renames.append((temp, path))
 
   def _stage_stream(self, fd: int, data: bytes, flag: str,

@@ -195,7 +195,7 @@ def _decode(raw: bytes) -> Tuple[str, bool]:
     raise NotebookError(
         "not UTF-8, which a notebook's JSON must be (invalid byte 0x{:02x} at "
         "line {}); convert it to UTF-8 and run again".format(
-            body[e.start], body.count(b"\n", 0, e.start) + 1))
+            body[e.start], body.count(b"\n", 0, e.start) + 1)) from e
 
 
 def _load(text: str) -> dict:
@@ -206,9 +206,10 @@ def _load(text: str) -> dict:
     raise NotebookError(
         "not valid JSON ({} at line {}, column {}); a notebook is a JSON "
         "file: open it in Jupyter to repair it, or restore it from version "
-        "control".format(e.msg, e.lineno, e.colno))
+        "control".format(e.msg, e.lineno, e.colno)) from e
   except RecursionError:
-    raise NotebookError("not a notebook: its JSON nests too deeply to read")
+    raise NotebookError(
+        "not a notebook: its JSON nests too deeply to read") from None
   if not isinstance(data, dict):
     raise NotebookError(
         "not a notebook: its JSON is a {}, not a JSON object".format(
@@ -467,10 +468,10 @@ def _check_cell(text: str, number: int) -> None:
     raise NotebookError(
         "it does not parse as Python 3 (syntax error at cell {}, line {}, "
         "column {}{}); IPython lines (%, !, ?) are not the cause, they are "
-        "set aside".format(number, e.lineno or 1, e.offset or 1, hint))
+        "set aside".format(number, e.lineno or 1, e.offset or 1, hint)) from e
   except ValueError as e:  # Whatever else `compile` refuses.
     raise NotebookError("cell {} cannot be read as Python ({})".format(
-        number, e))
+        number, e)) from e
 
 
 def _quote(text: str) -> str:
@@ -600,7 +601,7 @@ def read(raw: bytes) -> Notebook:
     notebook.spans = _spans(text)
   except (ValueError, IndexError, RecursionError) as e:
     raise NotebookError("its JSON could not be located cell by cell "
-                        "({})".format(e))
+                        "({})".format(e)) from e
   for i in code:
     span, source = notebook.spans.get(i), cells[i]["source"]
     if span is None or (span.items is None) != isinstance(source, str) or (
@@ -717,7 +718,7 @@ def _restore(notebook: Notebook, output: bytes) -> Dict[int, str]:
   try:
     text = output.decode("utf-8")
   except UnicodeDecodeError:
-    raise NotebookError("the converted code is not UTF-8")
+    raise NotebookError("the converted code is not UTF-8") from None
   tag = re.escape(notebook.tag)
   marker = re.compile(r"^[ \t]*pass  # " + tag + r" cell (\d+)\r?\n?$")
   mask = re.compile(r"  # " + tag + r" magic (\d+)(\r?\n?)$")

@@ -227,7 +227,7 @@ def _attempt(entries: Sequence["_Given"], command: str,
     except (OSError, subprocess.TimeoutExpired) as e:
       raise errors.UpgradeError(
           "`--tf_upgrade_v2`: {!r} could not be run ({}). Nothing was "
-          "written.".format(command, e))
+          "written.".format(command, e)) from e
     tail = proc.stdout.decode("utf-8", "replace").strip()
     # Its traceback can end in an exception without a message (pasta).
     if proc.returncode != 0 or not os.path.exists(report) or (

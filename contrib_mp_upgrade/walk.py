@@ -166,7 +166,7 @@ def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
   except OSError as e:
     raise errors.UpgradeError(
         "`--infile` {!r} could not be read ({}). Check its "
-        "permissions.".format(infile, errors.describe_os_error(e)))
+        "permissions.".format(infile, errors.describe_os_error(e))) from e
   entry = _code_entry(name, infile, data)
   if entry.result is None:
     # A large file goes to a worker process, as in a tree

@@ -288,7 +288,8 @@ MUTANTS = (
            "      shrunk = tf.maximum(1.0, scale * decr_ratio)",
            "      shrunk = scale * decr_ratio",
            (_LSO_T + "::LossScaleOptimizerCheckpointTest::"
-            "test_nan_storm_leaves_state_bit_identical_graph",), "graph policy: the scale may shrink below 1"),
+            "test_nan_storm_leaves_state_bit_identical_graph",),
+           "graph policy: the scale may shrink below 1"),
     Mutant("L05", _LS,
            "          is_finite, tf.where(grow, zero, bad),",
            "          is_finite, zero,",

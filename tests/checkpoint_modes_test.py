@@ -278,8 +278,8 @@ class CheckpointAcrossModesTest(tf.test.TestCase, parameterized.TestCase):
           opt = mp.LossScaleOptimizer(OPTIMIZERS["adam"](),
                                       MANAGERS["exponential"]())
           tf.cond(tf.constant(True),
-                  lambda: opt.apply_gradients([(tf.constant([1.0, 1.0]),
-                                                ws[0])]),
+                  lambda: opt.apply_gradients([(tf.constant([1.0, 1.0]),  # noqa: B023
+                                                ws[0])]),  # noqa: B023
                   tf.no_op)
         finally:
           tf.compat.v1.enable_control_flow_v2()

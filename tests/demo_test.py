@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Runs `scripts/train_mixed_precision.py` and checks what it and the docs claim.
+"""Runs `scripts/train_mixed_precision.py`; checks what it and the docs claim.
 
 `DemoTest` runs `--fast` (600 steps) on every TF it runs on; `QuickStartTest`
 runs the README's quick-start command as it is (3000 steps) where that takes

@@ -210,7 +210,7 @@ def cross_replica_scenario():
 
 def estimator_scenario(model_dir):
   """Estimator `train_distribute=MirroredStrategy`, manager in model_fn."""
-  import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import  # noqa: F401
   devices = _two_logical_cpus()
   strategy = tf.distribute.MirroredStrategy(devices)
 

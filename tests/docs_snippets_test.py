@@ -126,8 +126,8 @@ cp old/train.py src/train.py
 cp old/train.py train.py
 """
 
-# After docs/training_loops.md's eager and tf.function examples: their `w` after 3
-# steps, against the same steps in NumPy (float64, no loss scaling). A
+# After docs/training_loops.md's eager and tf.function examples: their `w`
+# after 3 steps, against the same steps in NumPy (float64, no loss scaling). A
 # scaled gradient that was not unscaled moves `w` 128 or 2**15 times too far
 # under plain SGD; Adam's step is checked with its bias correction.
 _NUMPY_STEPS = """

@@ -23,7 +23,7 @@ from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
 
 try:
-  import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import
+  import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import  # noqa: F401
   _ESTIMATOR = tf.compat.v1.estimator
 except ImportError:
   _ESTIMATOR = None

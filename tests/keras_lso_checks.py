@@ -229,7 +229,7 @@ def _package_v1_steps(manager, batches):
   global_step = tf.Variable(0, dtype=tf.int64)
   steps = []
   for bx, by in batches:
-    grads_and_vars = opt.compute_gradients(lambda: _loss(w, bx, by), [w])
+    grads_and_vars = opt.compute_gradients(lambda: _loss(w, bx, by), [w])  # noqa: B023
     opt.apply_gradients(grads_and_vars, global_step)
     steps.append((float(manager.get_loss_scale()), int(global_step.numpy()),
                   w.numpy()))

@@ -521,7 +521,8 @@ class BadInputTest(tf.test.TestCase, parameterized.TestCase):
       (dict(incr_every_n_steps=0), ValueError,
        r"`incr_every_n_steps` must be an int in \[1, 2147483647\].*got 0"),
       (dict(incr_every_n_steps=2**31), ValueError,
-       r"`incr_every_n_steps` must be an int in \[1, 2147483647\].*got 2147483648"),
+       r"`incr_every_n_steps` must be an int in \[1, 2147483647\]"
+       r".*got 2147483648"),
       (dict(incr_every_n_steps=2.5), TypeError,
        "`incr_every_n_steps` must be an int.*got 2.5"),
       (dict(incr_every_n_steps=True), TypeError,
@@ -560,7 +561,8 @@ class BadInputTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.parameters(
       (object(), TypeError, "got <object"),
-      ("static", TypeError, "`loss_scale` must be .*'dynamic', but got 'static' "
+      ("static", TypeError,
+       "`loss_scale` must be .*'dynamic', but got 'static' "
        "of type str. 'dynamic' is the only string"),
       (0.5, ValueError, "must be a number >= 1.0"),
       (None, TypeError, "got None"),

@@ -733,7 +733,7 @@ class LossScaleOptimizerApiTest(harness.OracleTestCase):
     lso = Forwarding(inner, FixedLossScaleManager(4))
     self.assertEqual(0.5, lso._lr)
     with self.assertRaises(AttributeError):
-      lso.no_such_attribute  # pylint: disable=pointless-statement
+      lso.no_such_attribute  # pylint: disable=pointless-statement  # noqa: B018
     before = w.numpy()
     lso.apply_gradients(lso.compute_gradients(lambda: tf.reduce_sum(w)))
     self.assertTrue(np.all(w.numpy() < before))
@@ -1211,7 +1211,7 @@ class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):
       scale = max(1.0, scale * 0.5) if poisoned(step) else scale * 2.0
     with tf.Graph().as_default():
       runs = []
-      for i in range(threads):
+      for _ in range(threads):
         poison = tf.compat.v1.placeholder(tf.float32, [], name="poison")
         w = tf.compat.v1.Variable(np.ones([4], np.float32), name="w")
         lso = lso_lib.LossScaleOptimizer(

@@ -49,7 +49,8 @@ def _command(checkpoint_dir, log, *extra):
 
 def _run(checkpoint_dir, log):
   proc = subprocess.run(
-      _command(checkpoint_dir, log), env=program_util.child_env(), stdout=subprocess.PIPE,
+      _command(checkpoint_dir, log), env=program_util.child_env(),
+      stdout=subprocess.PIPE,
       stderr=subprocess.STDOUT, timeout=300, check=False)
   if proc.returncode != 0:
     raise AssertionError("monitored_resume.py failed ({}):\n{}".format(

@@ -165,7 +165,7 @@ class EagerStepTest(tf.test.TestCase):
         ids = tf.constant(np.arange(ids_per_step(step)) % 50)
 
         def loss():
-          h = tf.reduce_mean(tf.gather(table, ids), axis=0, keepdims=True) + x
+          h = tf.reduce_mean(tf.gather(table, ids), axis=0, keepdims=True) + x  # noqa: B023
           for w in dense:
             h = tf.nn.relu(tf.matmul(h, w))
           return tf.reduce_sum(h)

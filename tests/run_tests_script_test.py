@@ -121,7 +121,7 @@ def _make_readable(path):
   to the machine's own tools, which are neither this test's to change nor,
   for a user without root, changeable.
   """
-  for directory, dirs, files in os.walk(path):
+  for directory, _, files in os.walk(path):
     os.chmod(directory, 0o777)
     for name in files:
       p = os.path.join(directory, name)

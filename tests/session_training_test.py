@@ -35,8 +35,9 @@ class SessionTrainingTest(tf.test.TestCase):
     super().setUpClass()
     out_dir = tempfile.mkdtemp()
     out = os.path.join(out_dir, "session.json")
-    program_util.run_program("session_bert_like.py", "--out", out, "--steps", str(_STEPS),
-                "--poison-steps", ",".join(str(s) for s in _POISON_STEPS))
+    program_util.run_program(
+        "session_bert_like.py", "--out", out, "--steps", str(_STEPS),
+        "--poison-steps", ",".join(str(s) for s in _POISON_STEPS))
     with open(out) as f:
       cls.result = json.load(f)
     cls.records = cls.result["records"]

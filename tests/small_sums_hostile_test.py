@@ -352,7 +352,7 @@ class ManySmallTrainingTest(tf.test.TestCase, parameterized.TestCase):
     }[opt]
     init = _initial(specs)
 
-    def two_steps(first, second, lib=harness.Library(harness.PACKAGE)):
+    def two_steps(first, second, lib=harness.Library(harness.PACKAGE)):  # noqa: B008
       if mode == "graph":
         with tf.Graph().as_default():
           variables = [tf.Variable(x) for x in init]

@@ -875,7 +875,7 @@ class AutographLoopTest(tf.test.TestCase, parameterized.TestCase):
         for model, _, opt in sides.values():
 
           def loss(model=model):
-            cs = [tf.where(poisoned, tf.constant(b), tf.constant(c))
+            cs = [tf.where(poisoned, tf.constant(b), tf.constant(c))  # noqa: B023
                   for b, c in zip(bad, clean)]
             return model.loss_fn(*cs)()
 

@@ -559,7 +559,7 @@ class ThreadsTest(tf.test.TestCase, parameterized.TestCase):
     opt = _sgd(8.0, xla)
     threads = 4
     models = []
-    for t in range(threads):
+    for _ in range(threads):
       variables = [tf.Variable(np.zeros(2, np.float32)) for _ in range(n)]
       c = tf.Variable(1.0, trainable=False)
       models.append((variables, c))
@@ -595,7 +595,7 @@ class ThreadsTest(tf.test.TestCase, parameterized.TestCase):
       opt = _sgd(8.0, xla)
       ops = []
       models = []
-      for t in range(4):
+      for _ in range(4):
         variables = [tf.Variable(np.zeros(2, np.float32)) for _ in range(_T)]
         p = tf.compat.v1.placeholder(tf.float32, [])
         ops.append((opt.minimize(
@@ -767,7 +767,7 @@ class LifetimeTest(tf.test.TestCase, parameterized.TestCase):
       variables = [tf.Variable(np.zeros(2, np.float32)) for _ in range(n)]
       c = tf.Variable(1.0, trainable=False)
       opt = _sgd(8.0, xla)
-      loss = lambda: tf.add_n([tf.reduce_sum(v) for v in variables]) * c
+      loss = lambda: tf.add_n([tf.reduce_sum(v) for v in variables]) * c  # noqa: B023
       sizes = []
       for step in range(1000):
         c.assign(np.nan if step % 7 == 3 else 1e-6)

@@ -33,7 +33,6 @@ import tensorflow as tf
 import contrib_mixed_precision as mp
 from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
-from contrib_mixed_precision import unscale
 
 import policy_reference
 import tf115_harness as harness

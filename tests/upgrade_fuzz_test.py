@@ -447,10 +447,13 @@ class UpgradeFuzzTest(absltest.TestCase):
     with open(os.path.join(work, b"out", b"train.py"), "rb") as f:
       self.assertEqual(f.read(), data)  # Copied unchanged.
     with open(os.path.join(work, b"contrib_mp_upgrade_report.txt")) as f:
-      self.assertIn("train.py: NOT CONVERTED: it contains a NUL byte (at line 2)", f.read())
+      self.assertIn(
+          "train.py: NOT CONVERTED: it contains a NUL byte (at line 2)",
+          f.read())
     status, stdout, _, what = self._run(work, b"--check", b"in")
     self.assertEqual(status, 1, what)
-    self.assertIn("in/train.py:2:1: error: it contains a NUL byte (at line 2)", stdout)
+    self.assertIn(
+        "in/train.py:2:1: error: it contains a NUL byte (at line 2)", stdout)
 
   def test_a_failed_write_leaves_no_directories(self):
     # Found by hand: the directories made for `--outtree`, `--outfile` and

@@ -12,7 +12,6 @@ the IPython lines left out, train to numbers computed independently
 (tests/upgrade_fixture_util.py).
 """
 
-import copy
 import json
 import os
 import shutil

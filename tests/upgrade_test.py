@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Tests for the `contrib-mp-upgrade` command (the `contrib_mp_upgrade` package).
+"""Tests for the `contrib-mp-upgrade` command (package `contrib_mp_upgrade`).
 
 The fixture tree tests/testdata/upgrade_fixture holds every way TF 1.15 code
 reached the API, as found in real trees: the five import styles, a

@@ -1,6 +1,6 @@
 # Copyright 2026 The contrib_mixed_precision Authors.
 # SPDX-License-Identifier: Apache-2.0
-"""Checks that setup.py, version.py, the CI matrix, the wheel and the README agree.
+"""Checks that setup.py, version.py, the CI matrix, the wheel and README agree.
 
 `contrib_mixed_precision/version.py` is the single source of the package
 version, the supported TensorFlow range and the Python versions that range

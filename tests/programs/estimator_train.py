@@ -45,7 +45,7 @@ _MANAGER_ARGS = dict(init_loss_scale=2**18, incr_every_n_steps=3,
 def fp32_storage_getter(getter, name, shape=None, dtype=None, trainable=True,
                         *args, **kwargs):
   variable = getter(name, shape, dtype=tf.float32 if trainable else dtype,
-                    trainable=trainable, *args, **kwargs)
+                    trainable=trainable, *args, **kwargs)  # noqa: B026
   if trainable and dtype != tf.float32:
     variable = tf.cast(variable, dtype)
   return variable
@@ -97,7 +97,8 @@ class StepLog(tf.compat.v1.train.SessionRunHook):
         "finite": tf.compat.v1.get_collection(cmp.GraphKeys.FINITE_GRADS)[-1],
     }
     self._state = {
-        "loss_scale": by_name["loss_scale"], "good_steps": by_name["good_steps"],
+        "loss_scale": by_name["loss_scale"],
+        "good_steps": by_name["good_steps"],
         "bad_steps": by_name["bad_steps"],
         "global_step": tf.compat.v1.train.get_global_step(),
         "w": by_name["model/w"],
@@ -171,7 +172,8 @@ def main(argv):
     runs = []
     for steps in calls:
       # A new Estimator per call, as a restarted job would build.
-      estimator = tf.estimator.Estimator(make_model_fn(shared, args.optimizer), config=config)
+      estimator = tf.estimator.Estimator(
+          make_model_fn(shared, args.optimizer), config=config)
       log = StepLog()
       estimator.train(input_fn, steps=steps, hooks=[log])
       runs.append({"records": log.records,

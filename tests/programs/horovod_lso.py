@@ -33,10 +33,10 @@ import tensorflow as tf
 
 tf.compat.v1.disable_v2_behavior()
 
-import horovod  # pylint: disable=g-import-not-at-top
-import horovod.tensorflow as hvd  # pylint: disable=g-import-not-at-top
+import horovod  # pylint: disable=g-import-not-at-top  # noqa: E402
+import horovod.tensorflow as hvd  # pylint: disable=g-import-not-at-top  # noqa: E402
 
-import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top
+import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top  # noqa: E402
 
 _INIT_SCALE_LOG2 = 8
 

@@ -18,7 +18,6 @@ Usage: TF_CONFIG=... python multiworker_lso.py --out FILE --steps N
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np

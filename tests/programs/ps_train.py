@@ -6,8 +6,8 @@ One PS and two workers, each a `tf.distribute.Server` in this process on a
 loopback port the OS picked; each worker trains in its own thread with its
 own graph (between-graph replication), as separate machines would.
 `replica_device_setter` puts the variables (a linear model and an
-embedding), the loss-scale state included, on the PS. Worker 0 is the chief. Worker 1's batch is NaN on its third step
-(step 2).
+embedding), the loss-scale state included, on the PS. Worker 0 is the
+chief. Worker 1's batch is NaN on its third step (step 2).
 
 `--order sync` trains with `SyncReplicasOptimizer(LossScaleOptimizer(SGD))`;
 `--order async` with `LossScaleOptimizer(SGD)`, each worker applying its own

@@ -53,7 +53,7 @@ def float32_variable_storage_getter(getter, name, shape=None, dtype=None,
   """NVIDIA's getter: float32 storage, cast to the requested compute dtype."""
   storage_dtype = tf.float32 if trainable else dtype
   variable = getter(name, shape, dtype=storage_dtype, initializer=initializer,
-                    regularizer=regularizer, trainable=trainable, *args,
+                    regularizer=regularizer, trainable=trainable, *args,  # noqa: B026
                     **kwargs)
   if trainable and dtype != tf.float32:
     variable = tf.cast(variable, dtype)

@@ -4,9 +4,10 @@
 
 Commands:
 
-* `write-tf115 --prefix P [--fp32-prefix Q]`: writes, without this package, a checkpoint laid
-  out as TF 1.15's contrib `LossScaleOptimizer` around `AdamOptimizer` wrote
-  it: `dense/kernel`, `dense/bias`, `global_step` (int64), the Adam slots
+* `write-tf115 --prefix P [--fp32-prefix Q]`: writes, without this package,
+  a checkpoint laid out as TF 1.15's contrib `LossScaleOptimizer` around
+  `AdamOptimizer` wrote it: `dense/kernel`, `dense/bias`, `global_step`
+  (int64), the Adam slots
   `dense/kernel/Adam` and `dense/kernel/Adam_1` (and the bias's),
   `cond/beta1_power`, `cond/beta2_power`, `loss_scale` (float32),
   `good_steps` and `bad_steps` (int32). The values are in `TF115_STATE`.

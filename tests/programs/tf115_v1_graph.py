@@ -31,7 +31,7 @@ tf.compat.v1.disable_v2_behavior()
 # The harness and the oracle live in tests/, this directory's parent.
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import tf115_harness as harness  # pylint: disable=wrong-import-position
+import tf115_harness as harness  # pylint: disable=wrong-import-position  # noqa: E402
 
 
 def main(argv):

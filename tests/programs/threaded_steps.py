@@ -24,12 +24,12 @@ import threading
 
 MODE, THREADS, STEPS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 
-import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position
+import tensorflow as tf  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 
 if MODE == "tf1":
   tf.compat.v1.disable_v2_behavior()
 
-import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top,wrong-import-position
+import contrib_mixed_precision as cmp  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 
 # Grow (or shrink) every THREADS * STEPS / 16 steps: the whole run moves the
 # scale 16 times, from 1 to 2**16 (or from 2**20 to 2**4).
