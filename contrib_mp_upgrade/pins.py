@@ -249,11 +249,11 @@ def _read_file(path: str, name: str, pin: Pin) -> None:
         break
 
 
-def find(root: str, single_file: Optional[str] = None) -> Pin:
+def find(root: Optional[str], single_file: Optional[str] = None) -> Pin:
   """Reads the TensorFlow pins of a tree.
 
   Args:
-    root: The tree's root directory.
+    root: The tree's root directory (None with `single_file`).
     single_file: For `--infile`: the file converted. Its own directory is
       read, and each directory above it up to the one holding `.git`.
 

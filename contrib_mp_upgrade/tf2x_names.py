@@ -437,6 +437,8 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
       continue
     if kind == ENABLE:
       target = _enable(analysis, call, calls, found, name, line)
+    elif kind in (LSO, TODAY_LSO) and _wraps_v1(analysis, call):
+      target = _v1_lso(call, calls, found, name, line)
     elif kind in (LSO, TODAY_LSO):
       found.notes.append((line, "`{}` became `{}`: {}".format(
           name, display(KERAS_LSO), _iterations(call, calls, found, name))))
@@ -659,6 +661,40 @@ def _name_use(analysis, node, k, calls, found, package_name) -> None:
         name, display(KERAS_LSO), _iterations(call, calls, found, name))))
   elif kind in (POLICY, TODAY_POLICY) and call is not None:
     _policy(analysis, call, calls, found, name, line)
+
+
+# TF's TF 2.0-era loss-scale optimizer for a `tf.compat.v1` optimizer.
+V1_LSO = _V1_MP + ".MixedPrecisionLossScaleOptimizer"
+
+
+def _wraps_v1(analysis: resolve.Analysis, call: Optional[cst.Call]) -> bool:
+  """Whether a Keras LossScaleOptimizer call is given a TF1 optimizer."""
+  if call is None:
+    return False
+  opt = _argument(call, 0, "optimizer")
+  return opt is not None and _optimizer_kind(analysis, opt.value) == "v1"
+
+
+def _v1_lso(call: cst.Call, calls, found: Found, name: str,
+            line: int) -> str:
+  """The target of a Keras LossScaleOptimizer given a TF1 optimizer.
+
+  `KerasLossScaleOptimizer` (a Keras optimizer) refuses a
+  `tf.compat.v1.train` optimizer when it is built. TF's own
+  `MixedPrecisionLossScaleOptimizer` takes it with the same `LossScale`
+  and keeps TF 2.0's numbers (contract 16): a skipped step does not run
+  the inner apply, so `global_step` does not advance.
+  """
+  if any(a.keyword is not None and a.keyword.value == "optimizer"
+         for a in call.args):
+    _set_call(calls, call, _renamed_keyword("optimizer", "opt"), name)
+  found.notes.append((line, (
+      "`{}` was given a `tf.compat.v1` optimizer, which "
+      "`contrib_mixed_precision.KerasLossScaleOptimizer` (a Keras "
+      "optimizer) refuses: it became TF's `{}`, which takes it and keeps TF "
+      "2.0's loss scale, skips and `global_step`").format(
+          name, display(V1_LSO))))
+  return V1_LSO
 
 
 def _iterations(call: Optional[cst.Call], calls, found: Found,
