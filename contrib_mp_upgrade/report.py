@@ -12,6 +12,7 @@ from 1, markdown included), and notebooks are counted apart from Python
 files.
 """
 
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import blockers
@@ -485,7 +486,8 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if tf_summary is None and any(e.tf1_lines for e in python
                                 if not e.result.error):
     todo.append("run TensorFlow's tf_upgrade_v2 over the output (or pass "
-                "--tf_upgrade_v2) for the rest of the TF1 API.")
+                "--tf_upgrade_v2) for the rest of the TF1 API{}.".format(
+                    _legacy_rename_warning(python)))
   elif tf_summary is not None and _count_issues(tf_summary):
     todo.append("resolve tf_upgrade_v2's {}: {}.".format(
         _plural(_count_issues(tf_summary), "issue"),
@@ -575,6 +577,28 @@ def _keras2(python: List[walk.Entry], tf_summary,
   out.extend(keras2.install_advice(here))
   out.append("")
   return out
+
+
+# A Keras optimizer class, which tf_upgrade_v2 renames to Keras 2's.
+_KERAS_OPTIMIZER = re.compile(
+    rb"\bkeras\.optimizers\.(?!legacy\b|schedules\b)[A-Z]\w*")
+
+
+def _legacy_rename_warning(python: List[walk.Entry]) -> str:
+  """What tf_upgrade_v2 will do to the Keras optimizers of TF1 files."""
+  where = []
+  for entry in python:
+    if entry.result.error or not entry.tf1_lines:
+      continue
+    for number, text in enumerate(entry.output.splitlines(), 1):
+      if _KERAS_OPTIMIZER.search(text):
+        where.append(entry.where(number, output=True))
+  if not where:
+    return ""
+  return ("; it renames `tf.keras.optimizers.X` ({}{}) to "
+          "`tf.keras.optimizers.legacy.X`, which only Keras 2 has (with "
+          "--tf_upgrade_v2, \"Keras 2\" lists each)").format(
+              ", ".join(where[:3]), ", ..." if len(where) > 3 else "")
 
 
 def _quoted_issues(tf_summary, entries) -> str:

@@ -653,6 +653,11 @@ def _name_use(analysis, node, k, calls, found, package_name) -> None:
     if kind == TODAY_LSO and (call is None or _argument(
         call, 99, "loss_scale") is None):
       return
+    if _wraps_v1(analysis, call):
+      target = _v1_lso(call, calls, found, name, line)
+      _set_call(calls, call, lambda u, f=target: u.with_changes(
+          func=syntax.dotted_node(f)), name)
+      return
     if kind == TODAY_LSO:
       new_func = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
       _set_call(calls, call, lambda u, f=new_func: u.with_changes(
