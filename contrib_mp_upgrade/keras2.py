@@ -73,8 +73,8 @@ LAYERS_WHY = "`tf.compat.v1.layers`: Keras 3 raises on every use"
 # What `blockers` and the report call this.
 WHAT = "Keras 2 API, which Keras 3 (TensorFlow 2.16+'s default) refuses"
 SEE = ("run it with Keras 2: TensorFlow 2.15, or tf-keras with {}=1 on "
-       "TensorFlow 2.16+ (\"Keras 2\" below says how, and why for each "
-       "file)").format(ENV)
+       "TensorFlow 2.16+ (the report's \"Keras 2\" says how, and why for "
+       "each file)").format(ENV)
 
 _KERAS_ROOTS = ("keras", "tf_keras", "tensorflow.keras",
                 "tensorflow.compat.v1.keras", "tensorflow.compat.v2.keras",

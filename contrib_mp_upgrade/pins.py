@@ -41,6 +41,11 @@ _CLAUSE = re.compile(r"(===|==|~=|>=|<=|!=|>|<|=)\s*([0-9][0-9a-zA-Z.*+-]*)")
 _DOCKER_IMAGE = re.compile(
     r"^\s*FROM\s+(?:--\S+\s+)*(?:docker\.io/)?tensorflow/tensorflow:"
     r"(?P<version>\d+\.\d+)", re.I | re.M)
+# Poetry's `tensorflow = "^2.4"` (or `"~2.4"`, `"2.4.1"`) in pyproject.toml.
+_POETRY = re.compile(
+    r"^\s*" + _DIST + r"\s*=\s*(?:\{\s*version\s*=\s*)?[\"']"
+    r"(?P<op>\^|~|==|>=)?\s*(?P<version>\d+(?:\.\d+)*)(?P<star>\.\*)?[\"']",
+    re.I | re.M)
 # A requirement named without a version: no pin, but worth saying.
 _UNPINNED = re.compile(r"(?<![\w.-])" + _DIST + r"(?![\w.-]|\s*[=<>~!])",
                        re.I)
@@ -227,6 +232,15 @@ def _read_file(path: str, name: str, pin: Pin) -> None:
       pin.found.append(Found(name, _line_of(text, match.start()),
                              " ".join(match.group().split()).rstrip(", "),
                              low, high))
+  if base == "pyproject.toml":
+    for match in _POETRY.finditer(text):
+      version = _version(match.group("version"))
+      minor = version[:2] if len(version) >= 2 else (version[0], 0)
+      op = match.group("op")
+      # `^2.4` and `>=2.4`: 2.4 or later; `~2.4`, `2.4.1`, `2.4.*`: 2.4.
+      high = None if op in ("^", ">=") else minor
+      pin.found.append(Found(name, _line_of(text, match.start()),
+                             " ".join(match.group().split()), minor, high))
   if docker:
     for match in _DOCKER_IMAGE.finditer(text):
       version = _version(match.group("version"))

@@ -53,6 +53,9 @@ class PinTest(parameterized.TestCase):
       ("pyproject", "pyproject.toml",
        "[project]\nname = 'x'\ndependencies = [\n  \"tensorflow>=2.5\",\n]\n",
        4, "tensorflow>=2.5"),
+      ("poetry", "pyproject.toml",
+       "[tool.poetry.dependencies]\npython = \"^3.8\"\n"
+       "tensorflow = \"^2.4\"\n", 3, "tensorflow = \"^2.4\""),
       ("dockerfile_image", "Dockerfile",
        "FROM tensorflow/tensorflow:2.4.1-gpu\nRUN pip install absl-py\n", 1,
        "tensorflow/tensorflow:2.4"),

@@ -660,7 +660,8 @@ class LegacyKerasAdviceTest(_Case):
   def test_the_pip_command_installs_no_second_tensorflow(self):
     _, report = self.convert(_LAYERS_SOURCE)
     # The advice is given once, in "Keras 2"; the fix points there.
-    self.assertIn("\"Keras 2\" below says how", _blocker(report, "tf.layers"))
+    self.assertIn("the report's \"Keras 2\" says how",
+                  _blocker(report, "tf.layers"))
     section = report.split("\nKeras 2\n", 1)[1].split("\n\n", 1)[0]
     commands = [l.strip() for l in section.splitlines()
                 if "pip install" in l]
