@@ -49,6 +49,7 @@ import nox
 # Not resolve(): under Bazel this file is a symlink into the source tree.
 REPO = pathlib.Path(os.path.abspath(__file__)).parent
 sys.path.insert(0, str(REPO / "scripts"))
+import build_wheel  # pylint: disable=g-import-not-at-top,wrong-import-position
 import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position
 import uv_env  # pylint: disable=g-import-not-at-top,wrong-import-position
 
@@ -180,33 +181,17 @@ def _install_wheel(session):
 
 
 def _build_wheel(session):
-  """Builds the package wheel, once per run; returns its path."""
+  """Builds the package wheel, once per run; returns its path.
+
+  From the tracked files only (scripts/build_wheel.py): an untracked tree
+  in the clone, such as a quick start's `.venv`, is never copied.
+  """
   if not _WHEEL:
     out = pathlib.Path(tempfile.mkdtemp(prefix="cmp-wheel-"))
     atexit.register(shutil.rmtree, out, ignore_errors=True)
-    src = out / "src"
-    # Only tracked and unignored files: no build/ or *.egg-info lands in the
-    # tree, and a stray local file cannot hide a packaging mistake.
-    try:
-      files = subprocess.run(
-          ["git", "ls-files", "-z", "--cached", "--others",
-           "--exclude-standard"], cwd=REPO, check=True,
-          capture_output=True).stdout.decode().split("\0")
-    except (OSError, subprocess.CalledProcessError):
-      session.warn("git ls-files failed; building from the whole tree")
-      files = [str(p.relative_to(REPO)) for p in REPO.rglob("*")
-               if p.is_file() and ".git" not in p.parts
-               and not p.parts[0].startswith("bazel-")]
-    for f in files:
-      if f and (REPO / f).is_file():
-        (src / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / f, src / f)
-    session.log("building the wheel")
     # The runner's own interpreter has setuptools and wheel (nox.txt).
-    session.run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                "--no-build-isolation", "-w", str(out), str(src),
-                external=True)
-    _WHEEL.extend(out.glob("contrib_mixed_precision-*.whl"))
+    _WHEEL.append(build_wheel.build(str(out), repo=str(REPO),
+                                    python=sys.executable, log=session.log))
   return str(_WHEEL[0])
 
 
