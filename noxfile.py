@@ -27,6 +27,7 @@ changes.
 Environment variables (scripts/run_tests.sh sets them):
   CMP_CACHE_DIR       cache root (default: ~/.cache/contrib_mixed_precision)
   CMP_ENVS            comma-separated environments to run (default: all)
+  CMP_QUICK=1         run the core suite in each (`run_tests.sh --quick`)
   CMP_SETUP_ONLY=1    create or refresh the virtualenvs; run no tests
   CMP_VENV_PATH_FILE  write the selected session's virtualenv path there
   CMP_SUMMARY_FILE    append one result line per session there
@@ -214,7 +215,12 @@ def pytest_args(env, posargs):
       targets.append(a)
     else:
       args.append(a)
-  if not targets and env.only:
+  if not targets and os.environ.get("CMP_QUICK") == "1":
+    # `run_tests.sh --quick`: the core suite, whatever `env`'s own is.
+    targets = [str(REPO / "tests")]
+    args = ["--ignore=" + str(REPO / t)
+            for t in MATRIX.suite_exclude[ci_matrix.QUICK_SUITE]] + args
+  elif not targets and env.only:
     targets = [str(REPO / t) for t in env.include]
   elif not targets:
     targets = [str(REPO / "tests")]
@@ -265,6 +271,9 @@ def _junit_counts(junit):
 
 def _label(env):
   """The environment as the summary names it."""
+  if os.environ.get("CMP_QUICK") == "1":
+    return "{} (TF {}, {} suite: --quick)".format(
+        env.name, env.tf_version, ci_matrix.QUICK_SUITE)
   return ci_matrix.label(MATRIX, env.name)
 
 

@@ -17,6 +17,8 @@ package.
   python scripts/ci_matrix.py        # prints the environments, one a line
   python scripts/ci_matrix.py plan [--env NAMES]
       # what scripts/run_tests.sh will run here, skip, or fail, and why
+  python scripts/ci_matrix.py quick
+      # the environment of `scripts/run_tests.sh --quick`
 """
 
 from __future__ import annotations  # `str | None` on Python 3.9.
@@ -320,6 +322,21 @@ def runs(env, quote=lambda name: name):
   return text
 
 
+QUICK_SUITE = "core"
+
+
+def quick_env(matrix):
+  """The environment of `scripts/run_tests.sh --quick`, the five-minute check.
+
+  The newest TensorFlow release (no nightly) on the host's Python; the check
+  runs the core suite there, whatever that environment's own suite is.
+  """
+  host = [e for e in matrix.environments
+          if not e.debian and not e.prerelease]
+  return max(host, key=lambda e: tuple(
+      int(p) for p in e.tf_version.split(".")[:3] if p.isdigit())).name
+
+
 def names(matrix):
   """Every name `scripts/run_tests.sh --env` accepts, in the run's order."""
   return [e.name for e in matrix.environments] + ["bazel"]
@@ -446,6 +463,7 @@ def main(argv=None):
       "label, reason, command that enables it")
   plan_parser.add_argument("--env", default=None,
                            help="comma-separated environments (default: all)")
+  sub.add_parser("quick", help="the environment `run_tests.sh --quick` uses")
   args = parser.parse_args(argv)
   try:
     matrix = load()
@@ -454,6 +472,9 @@ def main(argv=None):
   except MatrixError as e:
     print("ci_matrix: {}".format(e), file=sys.stderr)
     return 2
+  if args.command == "quick":
+    print(quick_env(matrix))
+    return 0
   if args.command == "plan":
     for step in steps:
       print("\t".join([step.action, step.name, label(matrix, step.name),

@@ -420,6 +420,15 @@ class NoxfileTest(parameterized.TestCase):
 
 class MatrixFileTest(parameterized.TestCase):
 
+  def test_quick_check_is_the_newest_release_on_the_host(self):
+    quick = _MATRIX.get(_CI_MATRIX["quick_env"](_MATRIX))
+    self.assertIsNone(quick.debian)
+    self.assertFalse(quick.prerelease)
+    newest = max(tuple(int(p) for p in e.tf_version.split(".")[:2])
+                 for e in _MATRIX.environments if not e.prerelease)
+    self.assertEqual(tuple(int(p) for p in quick.tf_version.split(".")[:2]),
+                     newest)
+
   def setUp(self):
     super().setUp()
     self.repo = tempfile.mkdtemp()
