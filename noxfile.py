@@ -21,8 +21,8 @@ Sessions:
 
 Virtualenvs live under $CMP_CACHE_DIR/nox/, outside the clone, and are reused
 until their requirements file or the interpreter changes; chroots live under
-$CMP_CACHE_DIR/chroots/, until their lock file or scripts/chroot_env.sh
-changes.
+$CMP_CACHE_DIR/chroots/, until their lock file or the code of
+scripts/chroot_env.sh (not its comments) changes.
 
 Environment variables (scripts/run_tests.sh sets them):
   CMP_CACHE_DIR       cache root (default: ~/.cache/contrib_mixed_precision)
