@@ -81,6 +81,9 @@ _HEADER = struct.Struct("!I")
 
 # What this process ran, for tests and reports: {"forked": n, "fresh": n}.
 stats = {"forked": 0, "fresh": 0}
+# Why programs ran fresh: {reason: count}. With CMP_FORKSERVER_STATS=FILE,
+# each process appends both as one JSON line to FILE when it exits.
+fresh_reasons = {}
 
 
 def enabled() -> bool:
@@ -307,11 +310,18 @@ def run_python(args, *, cwd=None, env=None, stdin=None, stdout=None,
     if plan is not None:
       server = _server_for(env)
     if server is not None and server.shadowed(plan[1] or cwd):
-      server = None
+      why = "a module beside it shadows a preloaded one"
+      plan, server = None, None
   if server is None:
     if mode == "fork":
       raise AssertionError("could not fork {}: {}".format(
           args[:2], why if plan is None else "no server"))
+    reason = ("asked for" if mode == "fresh" or not enabled() else
+              why if plan is None else "no server for this environment")
+    reason = reason.split(":")[0]
+    if reason.endswith("sets environment variables"):
+      reason = "the program sets environment variables"
+    fresh_reasons[reason] = fresh_reasons.get(reason, 0) + 1
     stats["fresh"] += 1
     return subprocess.run([sys.executable] + args, cwd=cwd, env=env,
                           stdin=stdin, stdout=stdout, stderr=stderr,
@@ -547,4 +557,13 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
   _main()
 else:
   import atexit  # pylint: disable=g-import-not-at-top
-  atexit.register(close_all)
+
+  def _at_exit():
+    close_all()
+    path = os.environ.get("CMP_FORKSERVER_STATS")
+    if path and (stats["forked"] or stats["fresh"]):
+      with open(path, "a") as f:
+        f.write(json.dumps(dict(stats, pid=os.getpid(),
+                                fresh_reasons=fresh_reasons)) + "\n")
+
+  atexit.register(_at_exit)
