@@ -75,7 +75,9 @@ _WRITES_ENV = re.compile(
 # beside it.
 _IMPORTS = re.compile(r"^[ \t]*(?:from|import)[ \t]+([A-Za-z_][\w.]*)",
                       re.MULTILINE)
-_MAX_SERVERS = 3  # Distinct import-time environments kept per worker.
+# Servers kept per worker (each holds TensorFlow's memory); past that, the
+# least recently used one stops.
+_MAX_SERVERS = 3
 _MAX_SCANNED = 300  # .py files beside a script looked at; more: fresh.
 _HEADER = struct.Struct("!I")
 
@@ -231,12 +233,15 @@ _SERVERS = {}
 
 
 def _server_for(env):
+  """The server for `env`'s import-time variables; None if it cannot start."""
   key = (sys.executable, _import_time_env(env))
-  server = _SERVERS.get(key)
+  server = _SERVERS.pop(key, None)
   if server is None:
     if len(_SERVERS) >= _MAX_SERVERS:
-      return None
-    server = _SERVERS[key] = _Server(env)
+      # The least recently used one (dicts keep insertion order).
+      _SERVERS.pop(next(iter(_SERVERS))).close()
+    server = _Server(env)
+  _SERVERS[key] = server
   return None if server.error else server
 
 

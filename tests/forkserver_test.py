@@ -55,6 +55,7 @@ _OBSERVER = textwrap.dedent("""\
         "json_attr": hasattr(json, "cmp_leak"),
         "python_threads": threading.active_count(),
         "keras": tf.keras.optimizers.SGD.__module__.split(".")[0],
+        "ppid": os.getppid(),
         }))
     """)
 
@@ -133,6 +134,7 @@ class ForkServerTest(parameterized.TestCase):
           "v2": False, "collection": 1, "env": "set by the first program",
           "module": True})
       seen[mode] = self._json(self._run(mode, [observer]))
+      seen[mode].pop("ppid")
     # ... and the next one sees none of it, as in a fresh interpreter.
     self.assertEqual(seen["fork"], seen["fresh"])
     self.assertEqual(
@@ -146,12 +148,25 @@ class ForkServerTest(parameterized.TestCase):
     # TF_USE_LEGACY_KERAS is read when TensorFlow is imported: with it,
     # tf.keras is tf-keras (where installed); the child must agree with a
     # fresh interpreter either way.
+    # Without tf-keras (TF 2.15) the variable makes `tf.keras` fail: it must
+    # fail the same way forked.
     observer = self._write("observer.py", _OBSERVER)
-    for legacy in ("0", "1"):
+    parents = {}
+    for legacy in ("0", "1", "0"):
       env = dict(_ENV, TF_USE_LEGACY_KERAS=legacy)
-      forked = self._json(self._run("fork", [observer], env=env))
-      fresh = self._json(self._run("fresh", [observer], env=env))
-      self.assertEqual(forked["keras"], fresh["keras"])
+      procs = [self._run(mode, [observer], env=env)
+               for mode in ("fork", "fresh")]
+      self.assertEqual(procs[0].returncode, procs[1].returncode)
+      if procs[0].returncode == 0:
+        forked, fresh = self._json(procs[0]), self._json(procs[1])
+        self.assertEqual(forked["keras"], fresh["keras"])
+        parents.setdefault(legacy, set()).add(forked["ppid"])
+      else:
+        self.assertEqual(procs[0].stderr.splitlines()[-1],
+                         procs[1].stderr.splitlines()[-1])
+    # A child's parent is its server: one per value, and reused.
+    self.assertLen(parents["0"], 1)
+    self.assertNotIn(parents["0"].pop(), parents.get("1", set()))
 
   def test_a_training_programs_output_is_byte_identical(self):
     train = self._write("train.py", _TRAIN)
