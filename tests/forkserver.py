@@ -59,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 # Environment variables read when Python or a library TensorFlow brings
 # loads; a server is started per distinct set of them.
@@ -454,7 +455,12 @@ def _serve(sock):
       sys.exit(0)
     sys.stdout.flush()
     sys.stderr.flush()
-    pid = os.fork()
+    # Python 3.12+ warns about fork() with any OS thread alive, and
+    # OpenBLAS's pool is one (it re-creates itself in the child). Filters
+    # restored on leaving the block, in the child too.
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore", DeprecationWarning)
+      pid = os.fork()
     if pid == 0:
       sock.close()
       request.update(fds=fds, keep=keep, base_path=base_path,
