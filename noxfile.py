@@ -271,9 +271,6 @@ def _junit_counts(junit):
 
 def _label(env):
   """The environment as the summary names it."""
-  if os.environ.get("CMP_QUICK") == "1":
-    return "{} (TF {}, {} suite: --quick)".format(
-        env.name, env.tf_version, ci_matrix.QUICK_SUITE)
   return ci_matrix.label(MATRIX, env.name)
 
 

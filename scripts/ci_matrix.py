@@ -294,7 +294,15 @@ def load(repo=_REPO):
 
 
 def label(matrix, name):
-  """The environment `name` (or "bazel") as the run's summary names it."""
+  """The environment `name` (or "bazel") as the run's summary names it.
+
+  Under `run_tests.sh --quick` (CMP_QUICK=1) an environment runs the
+  quick suite, and is named so.
+  """
+  if name != "bazel" and os.environ.get("CMP_QUICK") == "1":
+    env = matrix.get(name)
+    return "{} (TF {}, {} suite: --quick)".format(env.name, env.tf_version,
+                                                 QUICK_SUITE)
   if name == "bazel":
     env = matrix.get(matrix.bazel_env)
     return "bazel (TF {} from {})".format(env.tf_version, env.requirements)

@@ -304,6 +304,9 @@ class RunTestsScriptTest(absltest.TestCase):
     self.assertEqual([(c["CMP_ENVS"], c["CMP_QUICK"]) for c in calls],
                      [("host", "1")])
     self.assertNotIn("other", out)  # Nothing else is run, or skipped.
+    rc, out, _ = self._run(["--quick", "--plan"])
+    self.assertEqual((rc, out), (0, "host (TF 2.21.0, core suite: --quick): "
+                                    "run\n"))
     rc, _, err = self._run(["--quick", "--env", "other"])
     self.assertEqual(rc, 2)
     self.assertIn("leave out --env", err)
