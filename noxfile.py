@@ -21,12 +21,13 @@ Sessions:
 
 Virtualenvs live under $CMP_CACHE_DIR/nox/, outside the clone, and are reused
 until their requirements file or the interpreter changes; chroots live under
-$CMP_CACHE_DIR/chroots/, until their lock file or scripts/chroot_env.sh
-changes.
+$CMP_CACHE_DIR/chroots/, until their lock file or the code of
+scripts/chroot_env.sh (not its comments) changes.
 
 Environment variables (scripts/run_tests.sh sets them):
   CMP_CACHE_DIR       cache root (default: ~/.cache/contrib_mixed_precision)
   CMP_ENVS            comma-separated environments to run (default: all)
+  CMP_QUICK=1         run the core suite in each (`run_tests.sh --quick`)
   CMP_SETUP_ONLY=1    create or refresh the virtualenvs; run no tests
   CMP_VENV_PATH_FILE  write the selected session's virtualenv path there
   CMP_SUMMARY_FILE    append one result line per session there
@@ -49,6 +50,7 @@ import nox
 # Not resolve(): under Bazel this file is a symlink into the source tree.
 REPO = pathlib.Path(os.path.abspath(__file__)).parent
 sys.path.insert(0, str(REPO / "scripts"))
+import build_wheel  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 import ci_matrix  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 import uv_env  # pylint: disable=g-import-not-at-top,wrong-import-position  # noqa: E402
 
@@ -180,33 +182,17 @@ def _install_wheel(session):
 
 
 def _build_wheel(session):
-  """Builds the package wheel, once per run; returns its path."""
+  """Builds the package wheel, once per run; returns its path.
+
+  From the tracked files only (scripts/build_wheel.py): an untracked tree
+  in the clone, such as a quick start's `.venv`, is never copied.
+  """
   if not _WHEEL:
     out = pathlib.Path(tempfile.mkdtemp(prefix="cmp-wheel-"))
     atexit.register(shutil.rmtree, out, ignore_errors=True)
-    src = out / "src"
-    # Only tracked and unignored files: no build/ or *.egg-info lands in the
-    # tree, and a stray local file cannot hide a packaging mistake.
-    try:
-      files = subprocess.run(
-          ["git", "ls-files", "-z", "--cached", "--others",
-           "--exclude-standard"], cwd=REPO, check=True,
-          capture_output=True).stdout.decode().split("\0")
-    except (OSError, subprocess.CalledProcessError):
-      session.warn("git ls-files failed; building from the whole tree")
-      files = [str(p.relative_to(REPO)) for p in REPO.rglob("*")
-               if p.is_file() and ".git" not in p.parts
-               and not p.parts[0].startswith("bazel-")]
-    for f in files:
-      if f and (REPO / f).is_file():
-        (src / f).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / f, src / f)
-    session.log("building the wheel")
     # The runner's own interpreter has setuptools and wheel (nox.txt).
-    session.run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                "--no-build-isolation", "-w", str(out), str(src),
-                external=True)
-    _WHEEL.extend(out.glob("contrib_mixed_precision-*.whl"))
+    _WHEEL.append(build_wheel.build(str(out), repo=str(REPO),
+                                    python=sys.executable, log=session.log))
   return str(_WHEEL[0])
 
 
@@ -229,7 +215,12 @@ def pytest_args(env, posargs):
       targets.append(a)
     else:
       args.append(a)
-  if not targets and env.only:
+  if not targets and os.environ.get("CMP_QUICK") == "1":
+    # `run_tests.sh --quick`: the core suite, whatever `env`'s own is.
+    targets = [str(REPO / "tests")]
+    args = ["--ignore=" + str(REPO / t)
+            for t in MATRIX.suite_exclude[ci_matrix.QUICK_SUITE]] + args
+  elif not targets and env.only:
     targets = [str(REPO / t) for t in env.include]
   elif not targets:
     targets = [str(REPO / "tests")]

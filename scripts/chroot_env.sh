@@ -10,7 +10,8 @@
 # virtualenv (/opt/venv) holding exactly one lock file, installed as
 # noxfile.py installs the host's (uv, --no-deps). The root is cached under
 # $CMP_CACHE_DIR/chroots/, keyed on its recipe: the suite, the lock file and
-# this script; a changed recipe builds a new root and removes the old one.
+# this script's code (`key`; not its comments); a changed recipe builds a
+# new root and removes the old one.
 # `run` runs a command in a root, in a private mount namespace (unshare), so
 # the mounts it makes (/proc, /sys, /dev, the temporary directory, the
 # repository) vanish with it, even when it is killed; a trap unmounts them
@@ -32,6 +33,10 @@ Usage:
       Makes (or reuses) a Debian SUITE root with a virtualenv at /opt/venv
       that holds exactly the lock file LOCK, checks that its python3 is
       Python PYTHON (e.g. 3.13), and prints the root's path.
+  scripts/chroot_env.sh key SUITE PYTHON LOCK
+      Prints the cache key of such a root (no root needed): the suite, the
+      Python, the mirror, the lock file and this script's code, comments
+      left out.
   scripts/chroot_env.sh run ROOT [--bind DIR]... [--env K=V]...
                         [--chdir DIR] -- COMMAND [ARG]...
       Runs COMMAND in ROOT with /opt/venv/bin first on PATH. The temporary
@@ -198,6 +203,17 @@ uv_settings() {
   return 0
 }
 
+# The recipe: what a root is made from; a change makes a new root. The
+# script's code counts as bash reads it (`declare -f`), without comments, so
+# a comment or a reflow costs no rebuild (two chroots, minutes each).
+recipe_key() {
+  local suite="$1" python="$2" lock="$3"
+  (echo "$suite $python $MIRROR $VENV"
+   declare -f recipe_key cmd_build enter uv_settings ca_bundle safe_remove
+   printf '%s\n' "$INNER"
+   cat "$lock") | sha256sum | cut -c1-16
+}
+
 cmd_build() {
   [[ $# -eq 4 ]] || { usage >&2; exit 2; }
   local name="$1" suite="$2" python="$3" lock="$4"
@@ -210,10 +226,8 @@ cmd_build() {
   local uv="${CMP_UV:-$(command -v uv || true)}"
   [[ -n "$uv" && -x "$uv" ]] || die "uv not found (CMP_UV='${CMP_UV:-}');" \
     "scripts/run_tests.sh passes the uv of requirements/nox.txt."
-  # The recipe: what the root is made from. A change makes a new root.
   local key
-  key="$( (echo "$suite $python $MIRROR"; cat "$SELF" "$lock") \
-          | sha256sum | cut -c1-16)"
+  key="$(recipe_key "$suite" "$python" "$lock")"
   local roots="$CACHE/chroots"
   local root="$roots/$name-$key"
   mkdir -p "$roots"
@@ -299,6 +313,7 @@ cmd_run() {
 
 case "${1:-}" in
   build) shift; cmd_build "$@" ;;
+  key) shift; [[ $# -eq 3 ]] || { usage >&2; exit 2; }; recipe_key "$@" ;;
   run) shift; cmd_run "$@" ;;
   -h|--help) usage ;;
   *) usage >&2; exit 2 ;;

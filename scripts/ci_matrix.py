@@ -17,6 +17,8 @@ package.
   python scripts/ci_matrix.py        # prints the environments, one a line
   python scripts/ci_matrix.py plan [--env NAMES]
       # what scripts/run_tests.sh will run here, skip, or fail, and why
+  python scripts/ci_matrix.py quick
+      # the environment of `scripts/run_tests.sh --quick`
 """
 
 from __future__ import annotations  # `str | None` on Python 3.9.
@@ -292,7 +294,15 @@ def load(repo=_REPO):
 
 
 def label(matrix, name):
-  """The environment `name` (or "bazel") as the run's summary names it."""
+  """The environment `name` (or "bazel") as the run's summary names it.
+
+  Under `run_tests.sh --quick` (CMP_QUICK=1) an environment runs the
+  quick suite, and is named so.
+  """
+  if name != "bazel" and os.environ.get("CMP_QUICK") == "1":
+    env = matrix.get(name)
+    return "{} (TF {}, {} suite: --quick)".format(env.name, env.tf_version,
+                                                 QUICK_SUITE)
   if name == "bazel":
     env = matrix.get(matrix.bazel_env)
     return "bazel (TF {} from {})".format(env.tf_version, env.requirements)
@@ -318,6 +328,21 @@ def runs(env, quote=lambda name: name):
   if added:
     text += " + " + " + ".join(added)
   return text
+
+
+QUICK_SUITE = "core"
+
+
+def quick_env(matrix):
+  """The environment of `scripts/run_tests.sh --quick`, the five-minute check.
+
+  The newest TensorFlow release (no nightly) on the host's Python; the check
+  runs the core suite there, whatever that environment's own suite is.
+  """
+  host = [e for e in matrix.environments
+          if not e.debian and not e.prerelease]
+  return max(host, key=lambda e: tuple(
+      int(p) for p in e.tf_version.split(".")[:3] if p.isdigit())).name
 
 
 def names(matrix):
@@ -446,6 +471,7 @@ def main(argv=None):
       "label, reason, command that enables it")
   plan_parser.add_argument("--env", default=None,
                            help="comma-separated environments (default: all)")
+  sub.add_parser("quick", help="the environment `run_tests.sh --quick` uses")
   args = parser.parse_args(argv)
   try:
     matrix = load()
@@ -454,6 +480,9 @@ def main(argv=None):
   except MatrixError as e:
     print("ci_matrix: {}".format(e), file=sys.stderr)
     return 2
+  if args.command == "quick":
+    print(quick_env(matrix))
+    return 0
   if args.command == "plan":
     for step in steps:
       print("\t".join([step.action, step.name, label(matrix, step.name),

@@ -29,6 +29,9 @@ Options:
                   default: all. `python3 scripts/ci_matrix.py` lists them.
                   tf215_py39 and tf221_py313 run in Debian chroots
                   (scripts/chroot_env.sh; needs root).
+  --quick         the contributor's five-minute check: the core suite on
+                  the newest TensorFlow release only (its environment:
+                  `python3 scripts/ci_matrix.py quick`); CI runs the rest
   --plan          print what a run would do here (run, SKIP or FAIL each
                   environment, and why) and exit; installs nothing
   --setup-only    create/refresh the virtualenvs and print their paths
@@ -66,11 +69,13 @@ PYTHON="${PYTHON:-python3}"
 PYTEST_ARGS=()
 VENV_PATH_OF=""
 PLAN_ONLY=0
+QUICK=0
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --env) export CMP_ENVS="$2"; shift 2 ;;
     --env=*) export CMP_ENVS="${1#*=}"; shift ;;
+    --quick) QUICK=1; shift ;;
     --plan) PLAN_ONLY=1; shift ;;
     --setup-only) export CMP_SETUP_ONLY=1; shift ;;
     --venv-path) VENV_PATH_OF="$2"; shift 2 ;;
@@ -90,6 +95,16 @@ if [[ "$have" != "$want" ]]; then
   echo "run_tests.sh: the matrix is built with Python $want, but" \
        "PYTHON=$PYTHON is Python $have. Set PYTHON to a Python $want." >&2
   exit 2
+fi
+
+if [[ "$QUICK" == 1 ]]; then
+  if [[ -n "${CMP_ENVS:-}" ]]; then
+    echo "run_tests.sh: --quick picks its environment itself; leave out" \
+         "--env." >&2
+    exit 2
+  fi
+  CMP_ENVS="$("$PYTHON" "$REPO/scripts/ci_matrix.py" quick)" || exit 2
+  export CMP_ENVS CMP_QUICK=1
 fi
 
 if [[ -n "$VENV_PATH_OF" ]]; then

@@ -29,7 +29,10 @@ from contrib_mixed_precision.alias import install_alias
 
 def _run(code):
   """Runs `code` after `_PRELUDE` in a subprocess; returns its stdout."""
-  proc = util.run_python(["-c", _PRELUDE + textwrap.dedent(code)])
+  # A fresh interpreter: these check the import system as a new process
+  # meets `tensorflow`, before anything has imported it.
+  proc = util.run_python(["-c", _PRELUDE + textwrap.dedent(code)],
+                         fresh=True)
   if proc.returncode != 0:
     raise AssertionError("The subprocess failed (exit {}):\n{}\n{}".format(
         proc.returncode, proc.stdout, proc.stderr[-6000:]))

@@ -19,12 +19,12 @@ steps have their NumPy expectation alone.
 import json
 import os
 import subprocess
-import sys
 
 from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
+import forkserver
 import program_util
 import tf115_harness as harness
 
@@ -291,10 +291,9 @@ class TF1BehaviourTest(tf.test.TestCase):
         "    'package': [run(*r) for r in sparse_runs],",
         "    'oracle': [run(*r, which=harness.ORACLE) for r in sparse_runs]}))",
     ])
-    proc = subprocess.run([sys.executable, "-c", code],
-                          env=program_util.child_env(),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=300, check=False)
+    proc = forkserver.run_python(
+        ["-c", code], env=program_util.child_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, timeout=300, check=False)
     output = proc.stdout.decode("utf-8", "replace")
     self.assertEqual(proc.returncode, 0, output[-3000:])
     result = json.loads(output.strip().splitlines()[-1])

@@ -421,6 +421,15 @@ class NoxfileTest(parameterized.TestCase):
 
 class MatrixFileTest(parameterized.TestCase):
 
+  def test_quick_check_is_the_newest_release_on_the_host(self):
+    quick = _MATRIX.get(_CI_MATRIX["quick_env"](_MATRIX))
+    self.assertIsNone(quick.debian)
+    self.assertFalse(quick.prerelease)
+    newest = max(tuple(int(p) for p in e.tf_version.split(".")[:2])
+                 for e in _MATRIX.environments if not e.prerelease)
+    self.assertEqual(tuple(int(p) for p in quick.tf_version.split(".")[:2]),
+                     newest)
+
   def setUp(self):
     super().setUp()
     self.repo = tempfile.mkdtemp()
@@ -644,6 +653,39 @@ class ScriptsTest(absltest.TestCase):
         env={"CMP_CACHE_DIR": self._tmpdir()})
     self.assertEqual(proc.returncode, 2)
     self.assertIn("no lock file '/nonexistent/lock.txt'", proc.stderr)
+
+  def test_chroot_key_follows_the_code_not_its_comments(self):
+    tmp = self._tmpdir()
+    with open(os.path.join(_REPO, "scripts", "chroot_env.sh")) as f:
+      script = f.read()
+    variants = {
+        "same": script,
+        # A comment, in and out of a function: the same root.
+        "comments": script.replace(
+            "cmd_build() {\n", "# A note.\ncmd_build() {\n  # Another.\n"),
+        # A change to what debootstrap installs: a new root.
+        "code": script.replace("--variant=minbase",
+                               "--variant=minbase --verbose"),
+    }
+    self.assertNotEqual(variants["code"], script)
+    self.assertNotEqual(variants["comments"], script)
+    lock = os.path.join(_REPO, "requirements", "tf221.txt")
+    keys = {}
+    for name, text in variants.items():
+      path = os.path.join(tmp, name + ".sh")
+      with open(path, "w") as f:
+        f.write(text)
+      proc = self._run(["bash", path, "key", "trixie", "3.13", lock])
+      self.assertEqual(proc.returncode, 0, proc.stderr)
+      keys[name] = proc.stdout.strip()
+    self.assertRegex(keys["same"], "^[0-9a-f]{16}$")
+    self.assertEqual(keys["comments"], keys["same"])
+    self.assertNotEqual(keys["code"], keys["same"])
+    # And the lock file counts.
+    proc = self._run(["bash", os.path.join(tmp, "same.sh"), "key", "trixie",
+                      "3.13", os.path.join(_REPO, "requirements",
+                                           "tf220.txt")])
+    self.assertNotEqual(proc.stdout.strip(), keys["same"])
 
 
 if __name__ == "__main__":

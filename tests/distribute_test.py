@@ -21,8 +21,6 @@ gradients), in a `tf.function` in this process.
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 from absl.testing import parameterized
@@ -33,6 +31,7 @@ from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import loss_scale as loss_scale_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 
+import forkserver
 import tf115_harness as harness
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -265,8 +264,8 @@ def _run_scenario(test, call):
           "import distribute_test as d\n"
           "print('RESULT=' + json.dumps(d.{call}))\n").format(
               tests=_TESTS_DIR, call=call)
-  proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                        text=True, timeout=300, check=False)
+  proc = forkserver.run_python(["-c", code], capture_output=True,
+                               text=True, timeout=300, check=False)
   lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
   test.assertTrue(lines, "scenario {} failed (rc={}):\n{}".format(
       call, proc.returncode, proc.stderr[-6000:]))

@@ -8,8 +8,6 @@ import glob
 import json
 import os
 import re
-import subprocess
-import sys
 import textwrap
 
 from absl.testing import parameterized
@@ -21,6 +19,7 @@ from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import hooks
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
+import forkserver
 
 try:
   import tensorflow_estimator  # pylint: disable=g-import-not-at-top,unused-import  # noqa: F401
@@ -285,9 +284,9 @@ class LossScaleHookTest(tf.test.TestCase, parameterized.TestCase):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
                PYTHONPATH=os.pathsep.join(
                    [_REPO, os.path.dirname(os.path.abspath(__file__))]))
-    result = subprocess.run([sys.executable, "-c", script], env=env,
-                            capture_output=True, text=True, timeout=300,
-                            check=False)
+    result = forkserver.run_python(["-c", script], env=env,
+                                   capture_output=True, text=True, timeout=300,
+                                   check=False)
     self.assertEqual(0, result.returncode, result.stderr[-3000:])
     self.assertEqual(_REPORTS, _reports(result.stderr.splitlines()))
     self._assert_summaries(os.path.join(self.get_temp_dir(), "v1"))
@@ -424,9 +423,9 @@ def _run_scenario(name, *args):
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
              PYTHONPATH=os.pathsep.join(
                  [_REPO, os.path.dirname(os.path.abspath(__file__))]))
-  result = subprocess.run([sys.executable, "-c", script], env=env,
-                          capture_output=True, text=True, timeout=300,
-                          check=False)
+  result = forkserver.run_python(["-c", script], env=env,
+                                 capture_output=True, text=True, timeout=300,
+                                 check=False)
   lines = [l for l in result.stdout.splitlines() if l.startswith("RESULT=")]
   if result.returncode or not lines:
     raise AssertionError("scenario failed:\n" + result.stderr[-4000:])

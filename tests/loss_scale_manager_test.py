@@ -3,8 +3,6 @@
 """Tests for the TF1 loss-scale managers (loss_scale_manager.py)."""
 
 import os
-import subprocess
-import sys
 import tempfile
 import textwrap
 
@@ -15,6 +13,7 @@ import tensorflow as tf
 import policy_reference
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import skip_decision
+import forkserver
 
 MODES = ("graph", "eager", "function")
 FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -237,8 +236,8 @@ class ExponentialUpdateLossScaleManagerTest(tf.test.TestCase,
           print("FETCHED", sess.run("loss_scale:0"),
                 type(manager.get_loss_scale()).__name__)
         """)
-    out = subprocess.run([sys.executable, "-c", program],
-                         capture_output=True, text=True, timeout=120)
+    out = forkserver.run_python(["-c", program],
+                                capture_output=True, text=True, timeout=120)
     self.assertEqual(out.returncode, 0, out.stderr[-3000:])
     self.assertIn("FETCHED 16384.0 RefVariable", out.stdout)
 
@@ -459,8 +458,8 @@ class FixedLossScaleManagerTest(tf.test.TestCase, parameterized.TestCase):
                "mp.LossScaleManager.from_loss_scale('dynamic')\n"
                "import tensorflow as tf\n"
                "print('LEVEL', tf.get_logger().level)\n")
-    out = subprocess.run([sys.executable, "-c", program],
-                         capture_output=True, text=True, timeout=120)
+    out = forkserver.run_python(["-c", program],
+                                capture_output=True, text=True, timeout=120)
     self.assertEqual(out.returncode, 0, out.stderr[-3000:])
     self.assertNotIn("deprecat", out.stderr.lower())
     # The logger's level is restored afterwards.
@@ -705,8 +704,8 @@ _DISTRIBUTED_PROGRAM = textwrap.dedent("""
 class DistributionTest(tf.test.TestCase):
 
   def test_mirrored_update_moves_once_with_consensus(self):
-    out = subprocess.run([sys.executable, "-c", _DISTRIBUTED_PROGRAM],
-                         capture_output=True, text=True, timeout=300)
+    out = forkserver.run_python(["-c", _DISTRIBUTED_PROGRAM],
+                                capture_output=True, text=True, timeout=300)
     self.assertEqual(out.returncode, 0, out.stderr[-3000:])
     self.assertIn("KIND Mirrored", out.stdout)
     states = [

@@ -26,6 +26,7 @@ import tensorflow as tf
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import loss_scale_optimizer as lso_lib
 
+import forkserver
 import tf115_harness as harness
 
 LossScaleOptimizer = lso_lib.LossScaleOptimizer
@@ -1079,8 +1080,8 @@ class LossScaleOptimizerCheckpointTest(harness.OracleTestCase):
         "r['oracle'] = t.tf115_checkpoint_oracle(r['checkpoint'])\n"
         "print('RESULT=' + json.dumps(r))\n").format(
             tests=_TESTS_DIR, workdir=self.get_temp_dir())
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=300, check=False)
+    proc = forkserver.run_python(["-c", code], capture_output=True,
+                                 text=True, timeout=300, check=False)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
     self.assertTrue(lines, "subprocess failed:\n" + proc.stderr[-4000:])
     result = json.loads(lines[-1][len("RESULT="):])
@@ -1099,8 +1100,8 @@ class LossScaleOptimizerCheckpointTest(harness.OracleTestCase):
         "print('RESULT=' + json.dumps([t.outer_v1_cond_scenario(which)\n"
         "                              for which in t.harness.SIDES]))\n"
         ).format(tests=_TESTS_DIR)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=300, check=False)
+    proc = forkserver.run_python(["-c", code], capture_output=True,
+                                 text=True, timeout=300, check=False)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
     self.assertTrue(lines, "subprocess failed:\n" + proc.stderr[-4000:])
     oracle, package = [[tuple(x) for x in side] for side in json.loads(
@@ -1266,11 +1267,11 @@ class StepLossScaleTest(tf.test.TestCase, parameterized.TestCase):
         "  s.run(tf.compat.v1.global_variables_initializer())",
         "  print([float(s.run([train, opt.loss_scale])[1]) for _ in range(3)])",
     ])
-    proc = subprocess.run([sys.executable, "-c", code],
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(
-                              sys.path)),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=300, check=False)
+    proc = forkserver.run_python(
+        ["-c", code], env=dict(os.environ, PYTHONPATH=os.pathsep.join(
+            sys.path)),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
+        check=False)
     output = proc.stdout.decode("utf-8", "replace")
     self.assertEqual(proc.returncode, 0, output[-3000:])
     self.assertEqual(output.strip().splitlines()[-1], "[8.0, 16.0, 32.0]")

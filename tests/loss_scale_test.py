@@ -3,8 +3,6 @@
 """Tests for the TF2 side: ExponentialUpdateLossScale."""
 
 import os
-import subprocess
-import sys
 import warnings
 
 from absl.testing import parameterized
@@ -12,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 import policy_reference
+import forkserver
 import program_util
 import contrib_mixed_precision as mp
 from contrib_mixed_precision import loss_scale as loss_scale_lib
@@ -212,8 +211,8 @@ class NoDeprecationWarningTest(tf.test.TestCase):
   """Issue 43, item 14: the package's own graph ops warn about nothing."""
 
   def test_a_graph_and_a_function_step_print_no_deprecation(self):
-    proc = subprocess.run(
-        [sys.executable, "-c", _GRAPH_AND_FUNCTION_STEPS],
+    proc = forkserver.run_python(
+        ["-c", _GRAPH_AND_FUNCTION_STEPS],
         env=program_util.child_env(), capture_output=True, text=True,
         timeout=300, check=False)
     self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])

@@ -98,7 +98,8 @@ _FAKE_NOX = textwrap.dedent("""\
     import json, os, sys, time
     with open(os.environ["FAKE_NOX_RECORD"], "a") as f:
       f.write(json.dumps({"argv": sys.argv[1:],
-                          "CMP_ENVS": os.environ.get("CMP_ENVS")}) + "\\n")
+                          "CMP_ENVS": os.environ.get("CMP_ENVS"),
+                          "CMP_QUICK": os.environ.get("CMP_QUICK")}) + "\\n")
     for name in os.environ.get("CMP_ENVS", "all").split(","):
       status = "PASS (1 passed)"
       try:
@@ -294,6 +295,21 @@ class RunTestsScriptTest(absltest.TestCase):
     self.assertFalse(os.path.exists(os.path.join(self.cache, "venvs")))
     rc, out, _ = self._run(["--plan", "--env", "other"])
     self.assertEqual((rc, out.splitlines()), (1, [self._skip_line("FAIL")]))
+
+  def test_quick_runs_the_newest_release_alone(self):
+    rc, out, err = self._run(["--quick"])
+    self.assertEqual(rc, 0, msg=out + err)
+    with open(self.record) as f:
+      calls = [json.loads(line) for line in f]
+    self.assertEqual([(c["CMP_ENVS"], c["CMP_QUICK"]) for c in calls],
+                     [("host", "1")])
+    self.assertNotIn("other", out)  # Nothing else is run, or skipped.
+    rc, out, _ = self._run(["--quick", "--plan"])
+    self.assertEqual((rc, out), (0, "host (TF 2.21.0, core suite: --quick): "
+                                    "run\n"))
+    rc, _, err = self._run(["--quick", "--env", "other"])
+    self.assertEqual(rc, 2)
+    self.assertIn("leave out --env", err)
 
   def test_unknown_environment_is_a_usage_error(self):
     rc, _, err = self._run(["--env", "host,tf299"])

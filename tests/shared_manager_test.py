@@ -25,8 +25,6 @@ state after every run.
 import json
 import logging
 import os
-import subprocess
-import sys
 import tempfile
 import textwrap
 
@@ -35,6 +33,7 @@ import tensorflow as tf
 
 import contrib_mixed_precision as mp
 import policy_reference
+import forkserver
 import tf115_harness as harness
 
 _TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -139,9 +138,9 @@ def _run_v1(config, in_cond, coruns):
       """).format(args, config, in_cond)
   env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
              PYTHONPATH=os.pathsep.join([_REPO, _TESTS_DIR]))
-  proc = subprocess.run([sys.executable, "-c", script], env=env,
-                        capture_output=True, text=True, timeout=300,
-                        check=False)
+  proc = forkserver.run_python(["-c", script], env=env,
+                               capture_output=True, text=True, timeout=300,
+                               check=False)
   lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT=")]
   if proc.returncode or not lines:
     raise AssertionError("scenario failed:\n" + proc.stderr[-4000:])

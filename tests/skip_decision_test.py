@@ -4,12 +4,12 @@
 
 import collections
 import subprocess
-import sys
 
 from absl.testing import parameterized
 import numpy as np
 import tensorflow as tf
 
+import forkserver
 import program_util
 from contrib_mixed_precision import loss_scale_manager as lsm
 from contrib_mixed_precision import loss_scale_optimizer as lso
@@ -212,10 +212,9 @@ class AllFiniteTest(tf.test.TestCase, parameterized.TestCase):
         "      skip_decision.all_finite(many),",
         "      skip_decision.all_finite(many + [tf.constant(n)])])])",
     ])
-    proc = subprocess.run([sys.executable, "-c", code],
-                          env=program_util.child_env(),
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=300, check=False)
+    proc = forkserver.run_python(
+        ["-c", code], env=program_util.child_env(), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, timeout=300, check=False)
     output = proc.stdout.decode("utf-8", "replace")
     self.assertEqual(proc.returncode, 0, output[-3000:])
     self.assertEqual(output.strip().splitlines()[-1],

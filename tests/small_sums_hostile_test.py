@@ -21,7 +21,6 @@ to the bit.
 
 import json
 import subprocess
-import sys
 import textwrap
 
 from absl.testing import parameterized
@@ -29,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 import contrib_mixed_precision as mp
+import forkserver
 import program_util
 import tf115_harness as harness
 from contrib_mixed_precision import skip_decision
@@ -861,8 +861,8 @@ class DisableV2BehaviorTest(tf.test.TestCase):
   """Ref variables and control flow v1, in a child process."""
 
   def test_tf1_graphs(self):
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, "1cpu"], env=program_util.child_env(),
+    proc = forkserver.run_python(
+        ["-c", _CHILD, "1cpu"], env=program_util.child_env(),
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300,
         check=False)
     output = proc.stdout.decode("utf-8", "replace")

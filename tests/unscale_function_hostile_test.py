@@ -28,8 +28,6 @@ feed a gradient in the middle of the package's own step.
 import ast
 import contextlib
 import gc
-import subprocess
-import sys
 import textwrap
 
 from absl.testing import parameterized
@@ -40,6 +38,7 @@ import contrib_mixed_precision as mp
 from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 
+import forkserver
 import tf115_harness as harness
 
 _T = skip_decision.EAGER_COMPILE_MIN_GRADIENTS
@@ -831,8 +830,8 @@ class TwoReplicasTest(tf.test.TestCase, parameterized.TestCase):
       (1, -1, "large"), (_T, -1, "large"), (1, 0, "sparse"),
       (_T, 1, "small"), (1, 1, "scalar"), (_T, 0, "large"))
   def test_step(self, n, bad_replica, kind):
-    out = subprocess.run(
-        [sys.executable, "-c", _TWO_REPLICAS, str(n), str(bad_replica),
+    out = forkserver.run_python(
+        ["-c", _TWO_REPLICAS, str(n), str(bad_replica),
          kind], capture_output=True, text=True, timeout=300, check=False)
     line = [l for l in out.stdout.splitlines() if l.startswith("RESULT")]
     self.assertTrue(line, out.stderr[-3000:])

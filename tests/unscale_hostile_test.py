@@ -43,7 +43,6 @@ import gc
 import json
 import os
 import subprocess
-import sys
 import textwrap
 import threading
 import weakref
@@ -58,6 +57,7 @@ from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
 from contrib_mixed_precision import unscale
 
+import forkserver
 import program_util
 import tf115_harness as harness
 
@@ -738,8 +738,8 @@ class V1ControlFlowTest(tf.test.TestCase):
     code = "import sys\nsys.path.insert(0, {!r})\n{}".format(
         os.path.dirname(os.path.abspath(__file__)),
         textwrap.dedent(_V1_PROGRAM))
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
+    proc = forkserver.run_python(
+        ["-c", code],
         env=program_util.child_env(), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, timeout=240, check=False)
     output = proc.stdout.decode("utf-8", "replace")

@@ -18,13 +18,12 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
 from contrib_mp_upgrade import cli
+import forkserver
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "testdata", "upgrade_fixture")
@@ -247,11 +246,19 @@ def package_env():
   return env
 
 
-def run_python(args, cwd=None, timeout=300, env=None):
-  """Runs `python *args`; returns the CompletedProcess (text)."""
-  return subprocess.run([sys.executable] + list(args), cwd=cwd,
-                        env=env or package_env(), capture_output=True,
-                        text=True, timeout=timeout, check=False)
+def run_python(args, cwd=None, timeout=300, env=None, fresh=False):
+  """Runs `python *args`; returns the CompletedProcess (text).
+
+  A program is forked from a server that has imported TensorFlow
+  (tests/forkserver.py): as isolated as a fresh interpreter, without the
+  seconds of the import. `python -m` (the upgrade command, which imports no
+  TensorFlow) and `fresh=True` (tests of import-time behaviour) get a fresh
+  interpreter.
+  """
+  return forkserver.run_python(
+      list(args), cwd=cwd, env=env or package_env(), capture_output=True,
+      text=True, timeout=timeout, check=False,
+      mode="fresh" if fresh else "auto")
 
 
 def last_json(proc):
