@@ -341,8 +341,23 @@ class KerasLossScaleOptimizer(object):
 
   A custom loop uses TF 2.x's `get_scaled_loss` and `get_unscaled_gradients`
   (then `apply_gradients` takes unscaled gradients), or, under Keras 3,
-  `scale_loss` (then `apply_gradients` takes the scaled gradients and
-  unscales them, as Keras 3's own class does).
+  `scale_loss` (then `apply_gradients` in the same `tf.function`, or the
+  same eager step, takes the scaled gradients and unscales them, as Keras
+  3's own class does). Whether an apply unscales is decided per step, never
+  by state of another `tf.function` trace (see `apply_gradients`).
+
+  TF 2.4-2.15's Keras 2 API is answered under every Keras, as Keras 2's
+  `LossScaleOptimizer` answered it: `loss_scale` (usable as the float32
+  tensor it was), `dynamic`, `initial_scale` (a float), `dynamic_growth_steps`
+  (an int, None for a fixed scale), `dynamic_counter` (the int64 variable,
+  None for a fixed scale), `inner_optimizer`, `iterations`, `learning_rate`,
+  `get_scaled_loss`, `get_unscaled_gradients`, `apply_gradients` and
+  `minimize`. With a `DynamicLossScale(initial, growth_steps, 2)` or a
+  `FixedLossScale(x)` and `skipped_steps_advance_iterations=True`, it keeps
+  Keras 2's numbers (`LossScaleOptimizer(opt, initial_scale=initial,
+  dynamic_growth_steps=growth_steps)`, `dynamic=False, initial_scale=x`),
+  and a `tf.train.Checkpoint` of either restores the other's scale, counter
+  and `iterations`.
 
   Checkpoints: the loss scale is the checkpoint dependency `loss_scale`, and
   the inner optimizer `base_optimizer`, as TF 2.0 to 2.2 named them, so a

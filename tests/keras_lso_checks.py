@@ -20,6 +20,11 @@ package's own `LossScaleOptimizer` on the same gradients.
 Every Keras this TensorFlow has runs: `tf.keras` (Keras 3 on TF 2.16+,
 Keras 2.15 on TF 2.15), and tf-keras where it is installed, with its new
 and its legacy optimizers.
+
+TF 2.4-2.15's Keras 2 API (`Keras2ApiChecks`) has another judge: Keras 2
+itself, running the user's program (tests/programs/keras2_lso_api.py) with
+its own `LossScaleOptimizer` in a process of its own (docs/design.md,
+contract 17).
 """
 
 import functools
