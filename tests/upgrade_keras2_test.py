@@ -215,11 +215,9 @@ class ConvertedKeras2ProgramsTest(tf.test.TestCase):
     self._tf20_trajectories("tf20_name.py", "name_variable", _OVERFLOW,
                             2.**15, 2000, 2.)
 
-  @unittest.expectedFailure
   def test_keras2_attributes(self):
-    # `initial_scale`, `dynamic_growth_steps` and `dynamic_counter` of
-    # `KerasLossScaleOptimizer` under Keras 3 are issue 49's part 4
-    # (branch keras-runtime): remove `expectedFailure` when it lands.
+    # `initial_scale`, `dynamic_growth_steps` and `dynamic_counter` answer
+    # under Keras 3 as tf-keras answers them.
     self.assertEqual(self.converted["keras2_custom.py"]["attributes"],
                      self.reference["keras2_custom.py"]["attributes"])
 
