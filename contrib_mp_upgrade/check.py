@@ -174,6 +174,15 @@ def entry_findings(entry: walk.Entry, path: str) -> List[Finding]:
       cell, line = where
       col = notebook_lib.column(notebook, change.line, col)
     found.append(Finding(path, cell, line, max(col, 1), message(change)))
+  for line, what, fix in result.tf2x_stops:
+    # A TF 2.x Keras use left as it was: no change, but it stops the file.
+    cell = 0
+    if notebook is not None:
+      where = notebook_lib.locate(notebook, entry.source, line)
+      if where is None:
+        continue
+      cell, line = where
+    found.append(Finding(path, cell, line, 1, "{}: {}".format(what, fix)))
   for line, _, what in notebook.left if notebook is not None else ():
     cell, line = notebook_lib.locate(notebook, entry.source, line)
     found.append(Finding(path, cell, line, 1, (

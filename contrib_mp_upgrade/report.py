@@ -117,7 +117,8 @@ def render(plan: walk.Plan, source: str, destination: str,
   failed = [e for e in python if e.result.error]
   attention = [e for e in python
                if not e.result.changed and not e.result.error and
-               (e.result.warnings or e.result.tf2x_lost)]
+               (e.result.warnings or e.result.tf2x_lost or
+                e.result.tf2x_stops)]
   tf_changed = set(tf_summary.changed) if tf_summary else set()
   tf_issues: Dict[str, List[Tuple[int, str, str]]] = {}
   if tf_summary:
@@ -161,6 +162,9 @@ def render(plan: walk.Plan, source: str, destination: str,
       for line, what, fix in entry.result.tf2x_lost:
         out.append("{}: NOT KEPT: {}. Fix: {}.".format(entry.where(line),
                                                       what, fix))
+      for line, what, fix in entry.result.tf2x_stops:
+        out.append("{}: NOT CONVERTED: {}. Fix: {}.".format(
+            entry.where(line), what, fix))
     out.append("")
 
   others = [e for e in python
@@ -221,6 +225,9 @@ def _file_block(entry: walk.Entry, tf_issues, tf_changed: bool,
   for line, what, fix in result.tf2x_lost:
     out.append("  {}: NOT KEPT: {}. Fix: {}.".format(entry.at(line), what,
                                                      fix))
+  for line, what, fix in result.tf2x_stops:
+    out.append("  {}: NOT CONVERTED: {}. Fix: {}.".format(entry.at(line),
+                                                          what, fix))
   out.extend(_slim_left(result, entry))
   if result.other_contrib:
     out.append("  still uses other tf.contrib modules (not converted): " +
@@ -314,7 +321,8 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
     ranked[UNREAD] = unread
     uses[UNREAD] = len(unread)
     fixes[UNREAD] = UNREAD_FIX
-  clear = sum(1 for e in readable if not e.blockers)
+  clear = sum(1 for e in readable
+              if not e.blockers and not e.result.tf2x_stops)
   out = ["Before you run it", "-" * 79,
          "{} will run on TensorFlow 2 as far as this command can "
          "tell{}.".format(_of(clear, python),
@@ -322,6 +330,7 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
                           ", once tf_upgrade_v2 has converted the rest of "
                           "the TF1 API (--tf_upgrade_v2)")]
   out.extend(_slim_note(python))
+  out.extend(_stops(readable))
   out.extend(_not_kept(readable))
   if ranked:
     out.append("What still stops the others, most files first (each "
@@ -335,6 +344,17 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
           what, count, ", ".join(e.name for e in entries[:3]), fixes[what]))
   out.append("")
   return out
+
+
+def _stops(python: List[walk.Entry]) -> List[str]:
+  """Each TF 2.x Keras line left unconverted that stops its file."""
+  lines = ["  - {}: {}. Fix: {}.".format(entry.where(line), what, fix)
+           for entry in python for line, what, fix in entry.result.tf2x_stops]
+  if not lines:
+    return []
+  return ["Lines this command could not convert, which stop their file or "
+          "change its numbers on Keras 3 (those files are not counted as "
+          "running):"] + lines
 
 
 def _not_kept(python: List[walk.Entry]) -> List[str]:

@@ -109,6 +109,9 @@ class FileResult:
     tf2x_notes: `(line, text)`: what a TF 2.0-2.8 name became, where that
       differs from TF 2.x.
     tf2x_lost: `(line, what, fix)`: TF 2.0-2.8 behaviour no spelling keeps.
+    tf2x_stops: `(line, what, fix)`: TF 2.x Keras uses left unconverted
+      that stop the file or change its numbers on Keras 3: the file is
+      not counted as one that runs.
   """
   new_source: bytes
   changes: List[Change] = dataclasses.field(default_factory=list)
@@ -124,6 +127,8 @@ class FileResult:
   slim_left: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   tf2x_notes: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   tf2x_lost: List[Tuple[int, str, str]] = dataclasses.field(
+      default_factory=list)
+  tf2x_stops: List[Tuple[int, str, str]] = dataclasses.field(
       default_factory=list)
 
   @property
@@ -767,6 +772,7 @@ def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
                                for n in collector.bare_layers})
   result.tf2x_notes = sorted(set(tf2x.notes))
   result.tf2x_lost = sorted(set(tf2x.lost))
+  result.tf2x_stops = sorted(set(tf2x.stops))
   warnings = (set(plan.warnings) | set(rewriter.warnings) |
               set(collector.unresolved) | set(tf2x.warnings))
   result.warnings = sorted(warnings)

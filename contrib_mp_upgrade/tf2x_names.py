@@ -173,11 +173,14 @@ class Found:
     notes: `(line, text)`: what a use became, where it differs from TF 2.x.
     lost: `(line, what, fix)`: what could not be kept, and the fix.
     warnings: `(line, text)`: uses a person must check.
+    stops: `(line, what, fix)`: uses left unconverted that stop the file
+      or change its numbers on Keras 3; the file does not "run".
     noted: `{node: TF 2.x name}` of expressions replaced, for the report.
   """
   notes: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   lost: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   warnings: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
+  stops: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   noted: Dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
 
 
@@ -190,6 +193,8 @@ class _Uses(cst.CSTVisitor):
     self.attributes: List[Tuple[cst.CSTNode, str]] = []
     self.names: List[Tuple[cst.Name, str]] = []
     self.env: List[cst.CSTNode] = []
+    # `keras.mixed_precision.LossScaleOptimizer` of standalone `keras`.
+    self.standalone: List[cst.CSTNode] = []
     self.imports: List[cst.SimpleStatementLine] = []
 
   def visit_SimpleStatementLine(self, node) -> None:
@@ -206,6 +211,8 @@ class _Uses(cst.CSTVisitor):
     k = key(self.a.path(node, raw=True))
     if k in NAMES or k in MODULES or k in _TODAY:
       self.attributes.append((node, k))
+    elif self.a.imported_path(node) == _STANDALONE_LSO:
+      self.standalone.append(node)
 
   def visit_Name(self, node: cst.Name) -> None:
     parent = self.a.parents.get(node)
@@ -214,6 +221,8 @@ class _Uses(cst.CSTVisitor):
     k = key(self.a.path(node, raw=True))
     if k in NAMES or k in _TODAY:
       self.names.append((node, k))
+    elif self.a.imported_path(node) == _STANDALONE_LSO:
+      self.standalone.append(node)
 
   def visit_SimpleString(self, node) -> None:
     if ENV_VAR in (syntax.string_value(node) or ""):
@@ -409,7 +418,11 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
     name = _name(k, kind)
     if kind in (TODAY_LSO, TODAY_POLICY):
       if call is None or _argument(call, 99, "loss_scale") is None:
-        continue  # Today's class, used as today's class: nothing to do.
+        if kind == TODAY_LSO:
+          # Keras 2's class (TF 2.4-2.15), which Keras 3 changed.
+          _keras2_lso(analysis, node, call, calls, found, package_name,
+                      display(k))
+        continue  # Today's Policy, used as today's: nothing to do.
     if kind == LAYER_POLICY:
       _layer_policy(analysis, node, call, calls, found, name)
       continue
@@ -426,10 +439,16 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
       found.noted[node] = name
   for node, k in uses.names:
     _name_use(analysis, node, k, calls, found, package_name)
+  if uses.standalone and _keras2_file(analysis):
+    for node in uses.standalone:
+      _keras2_lso(analysis, node, _call_of(analysis, node), calls, found,
+                  package_name, syntax.code(node))
   for statement in uses.imports:
     new = _imports(analysis, statement, package_name, found)
     if new is not None:
       statements[statement] = new
+  _compile_plan(analysis, the_plan, found, package_name)
+  _policy_reads(analysis, the_plan, found)
   for node in uses.env:
     if _sets_env_on(analysis, node):
       found.lost.append((analysis.line(node), LOST_ENV, FIX_ENV))
@@ -627,6 +646,8 @@ def _name_use(analysis, node, k, calls, found, package_name) -> None:
   elif kind in (LSO, TODAY_LSO):
     if kind == TODAY_LSO and (call is None or _argument(
         call, 99, "loss_scale") is None):
+      _keras2_lso(analysis, node, call, calls, found, package_name,
+                  display(k))
       return
     if kind == TODAY_LSO:
       new_func = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
@@ -707,3 +728,481 @@ def _imports(analysis, statement, package_name,
     else:
       body.append(small)
   return body if changed else None
+
+
+# -- TF 2.4-2.15's Keras 2 API (the third generation) ----------------------
+
+# Keras 2's defaults for a dynamic scale (tf-keras'
+# `mixed_precision/loss_scale_optimizer.py`, and `compile`'s own wrapper).
+KERAS2_INITIAL = "2 ** 15"
+KERAS2_GROWTH = "2000"
+_KERAS2_LSO_ARGS = ("inner_optimizer", "dynamic", "initial_scale",
+                    "dynamic_growth_steps")
+_STANDALONE_LSO = "keras.mixed_precision.LossScaleOptimizer"
+KERAS2_NOTE = (
+    "Keras 2's numbers kept: TF's {} in "
+    "`contrib_mixed_precision.KerasLossScaleOptimizer`, whose skipped steps "
+    "advance `iterations` as Keras 2's did; `get_scaled_loss`, "
+    "`get_unscaled_gradients`, `loss_scale`, `dynamic_counter` and "
+    "`inner_optimizer` work on it as on Keras 2's class")
+STOP_LSO = ("a Keras 2 `LossScaleOptimizer` call this command cannot map "
+            "exactly ({})")
+FIX_LSO = (
+    "write it as `contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
+    "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+    "initial_scale, increment_period=dynamic_growth_steps, multiplier=2.), "
+    "skipped_steps_advance_iterations=True)` (defaults 2 ** 15 and 2000), "
+    "or, for `dynamic=False`, with "
+    "`tf.compat.v1.mixed_precision.FixedLossScale(initial_scale)`; Keras "
+    "3's own LossScaleOptimizer has no fixed scale and no floor of 1")
+
+
+def tf_name(analysis: resolve.Analysis, node: cst.CSTNode) -> str:
+  """A name bound to `tensorflow` itself where `node` is, else `tensorflow`.
+
+  `tensorflow` is then imported by the rewrite (a name it reads and no
+  statement binds).
+  """
+  scope = analysis.scopes.get(node)
+  for name in ("tf", "tensorflow"):
+    assignments = list(scope[name]) if scope is not None else []
+    if assignments and all(
+        isinstance(a, metadata.ImportAssignment) and
+        syntax.import_target(a.node, name) == "tensorflow"
+        for a in assignments):
+      return name
+  return "tensorflow"
+
+
+def _keras2_scale(tf: str, dynamic: bool, initial: str, growth: str) -> str:
+  if dynamic:
+    return ("{}.compat.v1.mixed_precision.DynamicLossScale("
+            "initial_loss_scale={}, increment_period={}, "
+            "multiplier=2.)".format(tf, initial, growth))
+  return "{}.compat.v1.mixed_precision.FixedLossScale({})".format(tf, initial)
+
+
+def _wrapped(package: str, inner: str, scale: Optional[str],
+             advance: bool) -> cst.BaseExpression:
+  args = [inner] + ([scale] if scale is not None else [])
+  if advance:
+    args.append("skipped_steps_advance_iterations=True")
+  return cst.parse_expression("{}.KerasLossScaleOptimizer({})".format(
+      package, ", ".join(args)))
+
+
+def _keras2_lso(analysis, node, call, calls, found, package_name,
+                name) -> None:
+  """`LossScaleOptimizer(opt, dynamic, initial_scale, dynamic_growth_steps)`.
+
+  Keras 2's class (TF 2.4-2.15, tf-keras), rewritten to this package's
+  optimizer with TF's loss scale of the same numbers (contract 17). A call
+  this cannot read exactly is left, and named in "Before you run it".
+  """
+  if call is None:
+    return  # The class itself (`isinstance`): ours is an instance of it.
+  line = analysis.line(node)
+  args = {}
+  for position, keyword in enumerate(_KERAS2_LSO_ARGS):
+    known, arg = syntax.call_argument(call, position, keyword)
+    if not known:
+      found.stops.append((line, STOP_LSO.format("`*args` or `**kwargs`"),
+                          FIX_LSO))
+      return
+    args[keyword] = arg
+  given = [a for a in args.values() if a is not None]
+  extra = [a for a in call.args if not any(a is g for g in given)]
+  if extra or args["inner_optimizer"] is None:
+    found.stops.append((line, STOP_LSO.format(
+        "arguments Keras 2's class does not take"), FIX_LSO))
+    return
+  dynamic = args["dynamic"]
+  value = True
+  if dynamic is not None:
+    value = {"True": True, "False": False}.get(
+        dynamic.value.value if isinstance(dynamic.value, cst.Name) else "")
+    if value is None:
+      found.stops.append((line, STOP_LSO.format(
+          "`dynamic` is not written as `True` or `False`"), FIX_LSO))
+      return
+  if not value and (args["initial_scale"] is None or
+                    args["dynamic_growth_steps"] is not None):
+    found.stops.append((line, STOP_LSO.format(
+        "`dynamic=False` without `initial_scale`, or with "
+        "`dynamic_growth_steps`, which Keras 2 refused too"), FIX_LSO))
+    return
+  index = {k: next(i for i, a in enumerate(call.args) if a is arg)
+           for k, arg in args.items() if arg is not None}
+  package = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
+  package = package.rpartition(".")[0]
+  tf = tf_name(analysis, node)
+
+  def rewrite(updated: cst.Call, dynamic=value) -> cst.BaseExpression:
+    def text(keyword, default):
+      if keyword not in index:
+        return default
+      return syntax.code(updated.args[index[keyword]].value)
+    scale = _keras2_scale(tf, dynamic, text("initial_scale", None),
+                          text("dynamic_growth_steps", KERAS2_GROWTH))
+    if dynamic and "initial_scale" not in index:
+      scale = _keras2_scale(tf, True, KERAS2_INITIAL,
+                            text("dynamic_growth_steps", KERAS2_GROWTH))
+    return _wrapped(package, text("inner_optimizer", None), scale, True)
+
+  _set_call(calls, call, rewrite, name)
+  found.notes.append((line, "`{}` became `{}`: {}".format(
+      name, display(KERAS_LSO), KERAS2_NOTE.format(
+          "`DynamicLossScale` (floor of 1, multiplier 2)" if value else
+          "`FixedLossScale` (which applies every step, as Keras 2's fixed "
+          "scale did)"))))
+
+
+_KERAS2_ONLY = ("get_scaled_loss", "get_unscaled_gradients", "dynamic_counter")
+
+
+def _keras2_file(analysis: resolve.Analysis) -> bool:
+  """Whether a module's standalone `keras` is Keras 2's.
+
+  `keras.mixed_precision.LossScaleOptimizer(opt)` is valid Keras 3 code
+  too; a file that calls what only Keras 2's class has, or passes it
+  `dynamic`, was written for Keras 2.
+  """
+  for node in analysis.parents:
+    if isinstance(node, cst.Attribute) and node.attr.value in _KERAS2_ONLY:
+      return True
+    if isinstance(node, cst.Arg) and node.keyword is not None and (
+        node.keyword.value == "dynamic"):
+      return True
+  return False
+
+
+# -- A mixed_float16 policy and `compile` ----------------------------------
+
+_SET_POLICY = {_KERAS_EXP + ".set_policy": True,
+               _KERAS_MP + ".set_global_policy": False}
+_POLICY_CLASSES = {_KERAS_EXP + ".Policy": True, _KERAS_MP + ".Policy": False}
+_GLOBAL_POLICY = (_KERAS_EXP + ".global_policy",
+                  _KERAS_MP + ".global_policy")
+
+LOST_COMPILE = ("the loss scale Keras 2's `compile` gave a `mixed_float16` "
+                "model (dynamic from 2 ** 15, floor 1, skipped steps "
+                "counted in `iterations`)")
+FIX_COMPILE = (
+    "Keras 3's `compile` wraps such a model's optimizer in its own "
+    "LossScaleOptimizer, which has no floor of 1. To keep Keras 2's numbers, "
+    "pass `contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
+    "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+    "2 ** 15, increment_period=2000, multiplier=2.), "
+    "skipped_steps_advance_iterations=True)` to `compile`")
+STOP_COMPILE = ("a `compile` under a `mixed_float16` policy whose optimizer "
+                "this command cannot wrap ({})")
+STOP_POLICY_READ = ("`{}` of a Policy, which no Keras has today (it raises "
+                    "AttributeError)")
+FIX_POLICY_LOSS_SCALE = (
+    "read the loss scale from the optimizer instead: "
+    "`model.optimizer.loss_scale` (a `KerasLossScaleOptimizer`, callable as "
+    "in TF 2.0-2.3)")
+
+
+@dataclasses.dataclass
+class _PolicySet:
+  """One `set_policy`/`set_global_policy` call, as far as it can be read.
+
+  Attributes:
+    line: Its line.
+    mixed: Whether the policy is `mixed_float16`; None when not known.
+    experimental: TF 2.0-2.3's API (its `compile` took the Policy's loss
+      scale and did not count skipped steps), else Keras 2's.
+    scale: The Policy's `loss_scale` argument, or None when not given.
+  """
+  line: int
+  mixed: Optional[bool]
+  experimental: bool
+  scale: Optional[cst.Arg] = None
+  scale_site: Optional[cst.CSTNode] = None
+
+
+def _last_value(analysis: resolve.Analysis,
+                name: cst.Name) -> Optional[cst.BaseExpression]:
+  """The value last assigned to `name` above it, in its own scope."""
+  scope = analysis.scopes.get(name)
+  if scope is None:
+    return None
+  before = []
+  for assignment in scope[name.value]:
+    node = getattr(assignment, "node", None)
+    if not isinstance(assignment, metadata.Assignment) or not isinstance(
+        node, cst.Name):
+      return None
+    if analysis.line(node) <= analysis.line(name) and node is not name:
+      before.append(node)
+  if not before:
+    return None
+  return analysis.assigned_value(max(before, key=analysis.line))
+
+
+def _policy_set(analysis, call, experimental) -> _PolicySet:
+  line = analysis.line(call)
+  arg = _argument(call, 0, "policy")
+  value = None if arg is None else arg.value
+  if isinstance(value, cst.Name):
+    value = _last_value(analysis, value) or value
+  name = syntax.string_value(value) if value is not None else None
+  if name is not None:
+    return _PolicySet(line, name == "mixed_float16", experimental)
+  if isinstance(value, cst.Call):
+    cls = key(analysis.path(value.func, raw=True))
+    if cls in _POLICY_CLASSES:
+      named = _argument(value, 0, "name")
+      policy = None if named is None else syntax.string_value(named.value)
+      scale = _argument(value, 1, "loss_scale")
+      return _PolicySet(
+          line, None if policy is None else policy == "mixed_float16",
+          experimental or _POLICY_CLASSES[cls] or scale is not None, scale,
+          value)
+  return _PolicySet(line, None, experimental)
+
+
+def _policy_sets(analysis: resolve.Analysis) -> List[_PolicySet]:
+  sets = []
+  for node in analysis.parents:
+    if isinstance(node, cst.Call):
+      k = key(analysis.path(node.func, raw=True))
+      if k in _SET_POLICY:
+        sets.append(_policy_set(analysis, node, _SET_POLICY[k]))
+  return sets
+
+
+def _compiles(analysis: resolve.Analysis) -> List[cst.Call]:
+  """`model.compile(...)` calls: an attribute `compile` given Keras' args."""
+  found = []
+  for node in analysis.parents:
+    if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "compile" and any(
+            a.keyword is not None and a.keyword.value in (
+                "optimizer", "loss", "metrics") for a in node.args)):
+      found.append(node)
+  return found
+
+
+def _is_wrapped(analysis, value, depth=0) -> Optional[bool]:
+  """Whether an optimizer expression is a LossScaleOptimizer; None: unknown.
+
+  False only for a Keras optimizer built in place (or assigned once above).
+  """
+  if depth > 3:
+    return None
+  if isinstance(value, cst.Name):
+    assigned = _last_value(analysis, value)
+    return None if assigned is None else _is_wrapped(analysis, assigned,
+                                                     depth + 1)
+  if isinstance(value, cst.Call):
+    path = (analysis.path(value.func, raw=True) or
+            analysis.imported_path(value.func) or
+            syntax.dotted(value.func) or "")
+    if path.endswith("LossScaleOptimizer"):
+      return True
+    if _optimizer_kind(analysis, value) == "keras":
+      return False
+  return None
+
+
+class _Renamed(cst.CSTTransformer):
+  """A copy of an expression with the plan's renames applied."""
+
+  def __init__(self, replace):
+    super().__init__()
+    self.replace = replace
+
+  def _renamed(self, original, updated):
+    new = self.replace.get(original)
+    return updated if new is None else syntax.dotted_node(new)
+
+  def leave_Attribute(self, original_node, updated_node):
+    return self._renamed(original_node, updated_node)
+
+  def leave_Name(self, original_node, updated_node):
+    return self._renamed(original_node, updated_node)
+
+
+def _visible_at(analysis, expression, site) -> bool:
+  """Whether every name `expression` reads means the same at `site`."""
+  there = analysis.scopes.get(site)
+  for node in analysis.parents:
+    if not isinstance(node, cst.Name) or not any(
+        p is expression for p in analysis.ancestors(node)):
+      continue
+    parent = analysis.parents.get(node)
+    if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+        isinstance(parent, cst.Arg) and parent.keyword is node):
+      continue
+    here = analysis.scopes.get(node)
+    if here is None or there is None or (
+        set(here[node.value]) != set(there[node.value])):
+      return False
+  return True
+
+
+def _compile_plan(analysis, the_plan, found, package_name) -> None:
+  """Wraps the optimizer of each `compile` under a `mixed_float16` policy.
+
+  Keras 2 (and TF 2.0-2.3 with the Policy's loss scale) wrapped a mixed
+  model's optimizer in `compile`; Keras 3 wraps it in its own class, of
+  other numbers. Where the policy is set in the same module, the optimizer
+  given to `compile` is wrapped in `KerasLossScaleOptimizer` with the
+  numbers the original Keras used; elsewhere the report names the line.
+  """
+  sets = [s for s in _policy_sets(analysis) if s.mixed is not False]
+  if not sets:
+    return
+  compiles = _compiles(analysis)
+  if not compiles:
+    for s in sets:
+      if not s.experimental:
+        found.lost.append((s.line, LOST_COMPILE, FIX_COMPILE))
+      elif s.scale is None and (s.scale_site is None or s.mixed is None):
+        # (A literal `Policy('mixed_float16')` is named at its own line.)
+        found.lost.append((s.line, LOST_DEFAULT, FIX_DEFAULT))
+    return
+  kinds = {(s.experimental, s.mixed,
+            None if s.scale is None else syntax.code(s.scale.value))
+           for s in sets}
+  policy = sets[0]
+  lines = syntax.lines_text(sorted(s.line for s in sets))
+  wrapped_any = False
+  for call in compiles:
+    line = analysis.line(call)
+    if len(kinds) > 1:
+      found.stops.append((line, STOP_COMPILE.format(
+          "this module sets several policies ({})".format(lines)),
+                          FIX_COMPILE))
+      continue
+    result = _wrap_compile(analysis, the_plan, found, package_name, call,
+                           policy, lines)
+    wrapped_any = wrapped_any or result
+  if wrapped_any:
+    # The loss scale the policy gave `compile` is kept there.
+    found.lost = [l for l in found.lost
+                  if l[1] not in (LOST_POLICY, LOST_DEFAULT)]
+
+
+def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
+                  lines) -> bool:
+  line = analysis.line(call)
+  known, arg = syntax.call_argument(call, 0, "optimizer")
+  if not known or arg is None:
+    found.stops.append((line, STOP_COMPILE.format(
+        "no `optimizer` argument it can read"), FIX_COMPILE))
+    return False
+  value = arg.value
+  string = syntax.string_value(value)
+  wrapped = None if string is not None else _is_wrapped(analysis, value)
+  if wrapped:
+    return True  # Wrapped by hand; `compile` does not wrap it again.
+  if string is None and wrapped is None:
+    found.stops.append((line, STOP_COMPILE.format(
+        "it cannot see how `{}` was built".format(
+            syntax.short(syntax.code(value)))), FIX_COMPILE))
+    return False
+  tf = tf_name(analysis, call)
+  package = (package_name(call) + KERAS_LSO[len(syntax.PACKAGE):]).rpartition(
+      ".")[0]
+  scale_text = None
+  advance = not policy.experimental
+  if not policy.experimental:
+    scale_text = _keras2_scale(tf, True, KERAS2_INITIAL, KERAS2_GROWTH)
+    condition = "{}.keras.mixed_precision.global_policy().compute_dtype == " \
+                "\"float16\"".format(tf)
+  else:
+    condition = "{}.keras.mixed_precision.global_policy().name == " \
+                "\"mixed_float16\"".format(tf)
+    if policy.scale is not None:
+      scale = policy.scale.value
+      if isinstance(scale, cst.Name) and scale.value == "None":
+        scale_text = "1"
+      elif not _visible_at(analysis, scale, call):
+        found.stops.append((line, STOP_COMPILE.format(
+            "the Policy's loss scale (line {}) reads names `compile` does "
+            "not see".format(policy.line)), FIX_POLICY))
+        return False
+      else:
+        scale_text = scale
+      condition = None  # TF 2.0-2.3 wrapped whenever a loss scale was set.
+  if policy.mixed:
+    condition = None
+  index = next(i for i, a in enumerate(call.args) if a is arg)
+  replace = the_plan.replace
+
+  def rewrite(updated: cst.Call) -> cst.Call:
+    inner = syntax.code_raw(updated.args[index].value)
+    if string is not None:
+      inner = "{}.keras.optimizers.get({})".format(tf, inner)
+    text = scale_text
+    if isinstance(text, cst.CSTNode):
+      text = syntax.code(text.visit(_Renamed(replace)))
+    new = syntax.code_raw(_wrapped(package, inner, text, advance))
+    if condition is not None:
+      new = "({} if {} else {})".format(
+          new, condition, syntax.code_raw(updated.args[index].value))
+    args = list(updated.args)
+    args[index] = args[index].with_changes(value=cst.parse_expression(new))
+    return updated.with_changes(args=args)
+
+  _set_call(the_plan.calls, call, rewrite, "compile")
+  found.notes.append((line, (
+      "the optimizer given to `compile` was wrapped in `{}`: {} wrapped it "
+      "there under the `mixed_float16` policy set at {}{}; Keras 3 would "
+      "wrap it in its own LossScaleOptimizer, which has no floor of "
+      "1").format(
+          display(KERAS_LSO),
+          "Keras 2's `compile`" if advance else
+          "TF 2.0-2.3's `compile` (with the Policy's loss scale; skipped "
+          "steps do not advance `iterations`, as in TF 2.0 to 2.2: pass "
+          "`skipped_steps_advance_iterations=True` for TF 2.3's rule)",
+          lines, "" if condition is None else
+          " (only when the policy is `mixed_float16` at run time, which "
+          "this command cannot see)")))
+  return True
+
+
+def _policy_reads(analysis, the_plan, found) -> None:
+  """`policy.loss_scale` and `policy.should_cast_variables` (TF 2.0-2.3)."""
+  for node in analysis.parents:
+    if not isinstance(node, cst.Attribute) or node.attr.value not in (
+        "loss_scale", "should_cast_variables"):
+      continue
+    base = node.value
+    if not _is_policy(analysis, base):
+      continue
+    line = analysis.line(node)
+    attr = node.attr.value
+    if attr == "should_cast_variables" and isinstance(
+        base, (cst.Name, cst.Attribute)):
+      # What TF 2.1-2.3 computed it from.
+      text = "({0}.variable_dtype != {0}.compute_dtype)".format(
+          syntax.code(base))
+      the_plan.replace[node] = text
+      found.noted[node] = "Policy.should_cast_variables"
+      continue
+    found.stops.append((line, STOP_POLICY_READ.format(attr), (
+        FIX_POLICY_LOSS_SCALE if attr == "loss_scale" else
+        "compare `policy.variable_dtype != policy.compute_dtype`")))
+
+
+def _is_policy(analysis, base, depth=0) -> bool:
+  if depth > 3:
+    return False
+  if isinstance(base, cst.Call):
+    k = key(analysis.path(base.func, raw=True))
+    return k in _POLICY_CLASSES or k in _GLOBAL_POLICY or (
+        k == _KERAS_EXP + ".get_layer_policy")
+  if isinstance(base, cst.Attribute) and base.attr.value in (
+      "dtype_policy", "_dtype_policy"):
+    return True
+  if isinstance(base, cst.Name):
+    value = _last_value(analysis, base)
+    if value is not None:
+      return _is_policy(analysis, value, depth + 1)
+  name = base.attr.value if isinstance(base, cst.Attribute) else (
+      base.value if isinstance(base, cst.Name) else "")
+  return "policy" in name.lower()

@@ -52,7 +52,7 @@ EXPECTED = {
     "docs/estimator.md": (2, 1),
     "docs/horovod.md": (0, 3),
     "docs/install.md": (0, 1),
-    "docs/migration.md": (4, 8),
+    "docs/migration.md": (5, 8),
     "docs/observability.md": (2, 1),
     "docs/performance.md": (0, 5),
     "docs/testing.md": (0, 1),

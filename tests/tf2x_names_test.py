@@ -7,12 +7,17 @@ In-process and TensorFlow-free: each test converts a source with
 kept. tests/upgrade_tf2x_test.py runs the converted programs.
 """
 
+import contextlib
+import io
+import os
+import tempfile
 import textwrap
 
 from absl.testing import absltest
 from absl.testing import parameterized
 
 from contrib_mp_upgrade import check
+from contrib_mp_upgrade import cli
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import tf2x_names
 
@@ -63,7 +68,6 @@ class Tf2xNamesTest(parameterized.TestCase):
       ("compat_v1_train", "tf.compat.v1.train.experimental.DynamicLossScale()"),
       ("compat_v1_mp",
        "tf.compat.v1.mixed_precision.experimental.FixedLossScale(8)"),
-      ("today_lso", "tf.keras.mixed_precision.LossScaleOptimizer(opt)"),
       ("today_policy", "tf.keras.mixed_precision.Policy('mixed_float16')"),
       ("not_tensorflow", "np.train.experimental.DynamicLossScale()"),
   )
@@ -232,6 +236,268 @@ class Tf2xNamesTest(parameterized.TestCase):
         "mp.set_policy is TF 2.0-2.8's "
         "`tf.keras.mixed_precision.experimental.set_policy`, which TF 2.9 "
         "removed: run contrib-mp-upgrade to convert it"])
+
+
+_DYNAMIC = ("tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+            "{}, increment_period={}, multiplier=2.)")
+_WRAP = ("contrib_mixed_precision.KerasLossScaleOptimizer(opt, {}, "
+         "skipped_steps_advance_iterations=True)")
+
+
+class Keras2NamesTest(parameterized.TestCase):
+  """TF 2.4-2.15's Keras 2 `LossScaleOptimizer`, converted for Keras 3."""
+
+  @parameterized.named_parameters(
+      ("defaults", "tf.keras.mixed_precision.LossScaleOptimizer(opt)",
+       _WRAP.format(_DYNAMIC.format("2 ** 15", "2000"))),
+      ("keywords", "tf.keras.mixed_precision.LossScaleOptimizer(opt, "
+       "initial_scale=4., dynamic_growth_steps=3)",
+       _WRAP.format(_DYNAMIC.format("4.", "3"))),
+      ("positional", "tf.keras.mixed_precision.LossScaleOptimizer(opt, True, "
+       "8., 2)", _WRAP.format(_DYNAMIC.format("8.", "2"))),
+      ("growth_only", "tf.keras.mixed_precision.LossScaleOptimizer("
+       "opt, dynamic_growth_steps=n)",
+       _WRAP.format(_DYNAMIC.format("2 ** 15", "n"))),
+      ("fixed", "tf.keras.mixed_precision.LossScaleOptimizer(opt, "
+       "dynamic=False, initial_scale=128)",
+       _WRAP.format("tf.compat.v1.mixed_precision.FixedLossScale(128)")),
+      ("fixed_positional", "tf.keras.mixed_precision.LossScaleOptimizer(opt, "
+       "False, args.scale)",
+       _WRAP.format("tf.compat.v1.mixed_precision.FixedLossScale("
+                    "args.scale)")),
+      ("keyword_optimizer", "tf.keras.mixed_precision.LossScaleOptimizer("
+       "inner_optimizer=opt)",
+       _WRAP.format(_DYNAMIC.format("2 ** 15", "2000"))),
+  )
+  def test_converts(self, old, new):
+    text, result = _upgrade("import tensorflow as tf\nx = {}\n".format(old))
+    self.assertIn("x = {}\n".format(new), text)
+    self.assertEqual(result.tf2x_stops, [])
+    self.assertIn("Keras 2's numbers kept", result.tf2x_notes[0][1])
+
+  @parameterized.named_parameters(
+      ("from_module", "from tensorflow.keras import mixed_precision",
+       "mixed_precision.LossScaleOptimizer"),
+      ("from_class",
+       "from tensorflow.keras.mixed_precision import LossScaleOptimizer",
+       "LossScaleOptimizer"),
+      ("import_as", "import tensorflow.keras.mixed_precision as mp",
+       "mp.LossScaleOptimizer"),
+      ("compat_v2", "import tensorflow.compat.v2 as tf2",
+       "tf2.keras.mixed_precision.LossScaleOptimizer"),
+  )
+  def test_every_import_style(self, imports, name):
+    text, _ = _upgrade("import tensorflow as tf\n{}\nx = {}(opt)\n".format(
+        imports, name))
+    self.assertIn("x = " + _WRAP.format(_DYNAMIC.format("2 ** 15", "2000")),
+                  text)
+
+  def test_without_tensorflow_bound_imports_it(self):
+    text, _ = _upgrade("""\
+        from tensorflow.keras import mixed_precision
+        x = mixed_precision.LossScaleOptimizer(opt, dynamic=False,
+                                               initial_scale=8)
+        """)
+    self.assertIn("import tensorflow\n", text)
+    self.assertIn("tensorflow.compat.v1.mixed_precision.FixedLossScale(8)",
+                  text)
+
+  def test_standalone_keras_2(self):
+    text, _ = _upgrade("""\
+        import keras
+        opt = keras.mixed_precision.LossScaleOptimizer(sgd, dynamic=False,
+                                                       initial_scale=8)
+        """)
+    self.assertIn("contrib_mixed_precision.KerasLossScaleOptimizer(sgd, "
+                  "tensorflow.compat.v1.mixed_precision.FixedLossScale(8), "
+                  "skipped_steps_advance_iterations=True)", text)
+
+  def test_standalone_keras_3_code_is_left(self):
+    # Valid Keras 3 code: nothing in the file is Keras 2's only.
+    source = ("import keras\n"
+              "opt = keras.mixed_precision.LossScaleOptimizer(sgd)\n")
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual(result.tf2x_stops, [])
+
+  def test_the_class_itself_is_left(self):
+    source = ("import tensorflow as tf\n"
+              "ok = isinstance(o, tf.keras.mixed_precision.LossScaleOptimizer)"
+              "\n")
+    text, _ = _upgrade(source)
+    self.assertEqual(text, source)
+
+  @parameterized.named_parameters(
+      ("kwargs", "tf.keras.mixed_precision.LossScaleOptimizer(opt, **kw)",
+       "`*args` or `**kwargs`"),
+      ("args", "tf.keras.mixed_precision.LossScaleOptimizer(*a)",
+       "`*args` or `**kwargs`"),
+      ("dynamic_variable", "tf.keras.mixed_precision.LossScaleOptimizer("
+       "opt, dynamic=flag)", "`dynamic` is not written"),
+      ("fixed_without_scale", "tf.keras.mixed_precision.LossScaleOptimizer("
+       "opt, dynamic=False)", "which Keras 2 refused too"),
+      ("unknown_keyword", "tf.keras.mixed_precision.LossScaleOptimizer("
+       "opt, name='x')", "arguments Keras 2's class does not take"),
+  )
+  def test_left_and_named_under_before_you_run_it(self, code, why):
+    source = "import tensorflow as tf\nx = {}\n".format(code)
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertLen(result.tf2x_stops, 1)
+    line, what, fix = result.tf2x_stops[0]
+    self.assertEqual(line, 2)
+    self.assertIn(why, what)
+    self.assertIn("FixedLossScale(initial_scale)", fix)
+
+  def test_report_never_says_a_stopped_file_will_run(self):
+    with tempfile.TemporaryDirectory() as tmp:
+      path = os.path.join(tmp, "train.py")
+      with open(path, "w") as f:
+        f.write("import tensorflow as tf\n"
+                "opt = tf.keras.mixed_precision.LossScaleOptimizer(o, **kw)\n")
+      report = os.path.join(tmp, "report.txt")
+      status, _, _ = _run_command("--intree", tmp, "--inplace",
+                                  "--reportfile", report)
+      self.assertEqual(status, 0)
+      with open(report) as f:
+        text = f.read()
+      before = text.split("Before you run it", 1)[1].split("\n\n", 1)[0]
+      self.assertIn("0 of 1 Python file will run", before)
+      self.assertIn("train.py:2: a Keras 2 `LossScaleOptimizer` call", before)
+      # `--check` names it too.
+      findings, _ = check.check(trees=[tmp])
+      self.assertEqual([(f.line, f.message.split(":")[0]) for f in findings],
+                       [(2, "a Keras 2 `LossScaleOptimizer` call this "
+                            "command cannot map exactly (`*args` or "
+                            "`**kwargs`)")])
+
+
+class CompileUnderPolicyTest(parameterized.TestCase):
+  """A `mixed_float16` policy and `compile` in the same module."""
+
+  def test_keras2_compile_is_wrapped_with_keras2_numbers(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.optimizers.Adam()
+        model.compile(optimizer=opt, loss="mse")
+        model.compile(optimizer="adam", loss="mse")
+        """)
+    scale = _DYNAMIC.format("2 ** 15", "2000")
+    self.assertIn("model.compile(optimizer=" + _WRAP.format(scale), text)
+    self.assertIn(
+        "model.compile(optimizer=contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.get(\"adam\"), " +
+        scale, text)
+    self.assertEqual(result.tf2x_stops, [])
+    self.assertEqual(result.tf2x_lost, [])
+
+  @parameterized.named_parameters(
+      ("lso", "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras."
+       "optimizers.SGD())"),
+      ("lso_name", "opt"),
+  )
+  def test_an_optimizer_wrapped_by_hand_is_not_wrapped_again(self, value):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        opt = tf.keras.mixed_precision.LossScaleOptimizer(
+            tf.keras.optimizers.SGD())
+        model.compile(optimizer={}, loss="mse")
+        """.format(value))
+    self.assertEqual(text.count("KerasLossScaleOptimizer("), 1 + (
+        value != "opt"), text)
+    self.assertEqual(result.tf2x_stops, [])
+
+  def test_an_optimizer_it_cannot_see_is_named(self):
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        model.compile(optimizer=make_optimizer(), loss="mse")
+        """)
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual([(l, w.split(" (")[0]) for l, w, _ in result.tf2x_stops],
+                     [(3, "a `compile` under a `mixed_float16` policy whose "
+                          "optimizer this command cannot wrap")])
+
+  def test_a_policy_without_compile_in_the_module_is_not_kept(self):
+    _, result = _upgrade("""\
+        import tensorflow as tf
+        tf.keras.mixed_precision.set_global_policy("mixed_float16")
+        """)
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(2, tf2x_names.LOST_COMPILE)])
+
+  def test_a_float32_policy_changes_nothing(self):
+    source = ("import tensorflow as tf\n"
+              "tf.keras.mixed_precision.set_global_policy('float32')\n"
+              "model.compile(optimizer=tf.keras.optimizers.SGD(), loss='mse')"
+              "\n")
+    text, result = _upgrade(source)
+    self.assertEqual(text, source)
+    self.assertEqual(result.tf2x_lost, [])
+
+  def test_tf20_policy_loss_scale_goes_to_compile(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        policy = mp.Policy("mixed_float16",
+                           loss_scale=tf.train.experimental.DynamicLossScale(
+                               8., 2, 4.))
+        mp.set_policy(policy)
+        model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    self.assertIn(
+        "model.compile(optimizer=contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), "
+        "tf.compat.v1.mixed_precision.DynamicLossScale( 8., 2, 4.)), "
+        "loss=\"mse\")", text)
+    self.assertEqual(result.tf2x_lost, [])
+
+  @parameterized.named_parameters(
+      ("string", "mp.set_policy('mixed_float16')"),
+      ("name_variable", "mp.set_policy(mp.Policy(name))"),
+  )
+  def test_tf20_default_loss_scale_without_compile_is_not_kept(self, code):
+    _, result = _upgrade("import tensorflow as tf\n"
+                         "from tensorflow.keras.mixed_precision import "
+                         "experimental as mp\n{}\n".format(code))
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(3, tf2x_names.LOST_DEFAULT)])
+
+  def test_tf20_name_variable_is_wrapped_when_mixed_at_run_time(self):
+    text, _ = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.set_policy(mp.Policy(name))
+        model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    self.assertIn(
+        "model.compile(optimizer=(contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.SGD()) if "
+        "tf.keras.mixed_precision.global_policy().name == \"mixed_float16\" "
+        "else tf.keras.optimizers.SGD()), loss=\"mse\")", text)
+
+  def test_policy_reads(self):
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        policy = tf.keras.mixed_precision.experimental.Policy("mixed_float16")
+        a = policy.should_cast_variables
+        b = policy.loss_scale
+        c = layer.dtype_policy.loss_scale
+        d = optimizer.loss_scale
+        """)
+    self.assertIn("a = (policy.variable_dtype != policy.compute_dtype)\n",
+                  text)
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
+    self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
+
+def _run_command(*argv):
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    status = cli.main(list(argv))
+  return status, out.getvalue(), err.getvalue()
 
 
 if __name__ == "__main__":
