@@ -28,11 +28,14 @@ from contrib_mp_upgrade import check as check_lib
 from contrib_mp_upgrade import commit as commit_lib
 from contrib_mp_upgrade import errors
 from contrib_mp_upgrade import guards
+from contrib_mp_upgrade import keras2
 from contrib_mp_upgrade import notebook as notebook_lib
 from contrib_mp_upgrade import options
+from contrib_mp_upgrade import pins
 from contrib_mp_upgrade import report as report_lib
 from contrib_mp_upgrade import signals
 from contrib_mp_upgrade import slim
+from contrib_mp_upgrade import tf1_api
 from contrib_mp_upgrade import tf_upgrade_v2_pass
 from contrib_mp_upgrade import walk
 
@@ -54,12 +57,15 @@ class Outcome:
     tf_summary: The `tf_upgrade_v2` pass's summary, or None.
     leftovers: `(path, why)` of the backups or the staging directory that
       could not be removed once everything was in place.
+    pin: The TensorFlow the tree pins (`pins.find`), which chose the
+      `iterations` rule of the Keras optimizers made.
   """
   plan: walk.Plan
   report: str
   diffs: List[str]
   tf_summary: Optional[tf_upgrade_v2_pass.Summary] = None
   leftovers: List[Tuple[str, str]] = dataclasses.field(default_factory=list)
+  pin: Optional[pins.Pin] = None
 
   @property
   def changed(self) -> List[str]:
@@ -210,6 +216,15 @@ def _find_blockers(plan: walk.Plan,
           if b.what in ("tf.contrib.layers", "tf.contrib.framework",
                         "tf.contrib.slim") else b
           for b in entry.blockers]
+    # Keras 2's install advice is given once, in the report's "Keras 2".
+    entry.blockers = [dataclasses.replace(b, fix=keras2.SEE)
+                      if b.what == "tf.layers" else b
+                      for b in entry.blockers]
+    entry.keras2 = keras2.find(entry.output)
+    if entry.keras2:
+      entry.blockers.append(blockers.Blocker(
+          keras2.WHAT, tuple(sorted({line for line, _ in entry.keras2})),
+          keras2.SEE))
     if tf_summary is not None and entry.name in tf_summary.advice:
       entry.blockers.insert(0, blockers.Blocker(
           "the rest of the TF1 API (tf_upgrade_v2 could not convert the "
@@ -272,31 +287,40 @@ def run(infile: Optional[str] = None, outfile: Optional[str] = None,
           "this environment (`pip install tensorflow`), or drop the flag "
           "and run `tf_upgrade_v2` yourself afterwards.".format(
               sys.executable))
+  # Which TensorFlow the tree was written for decides the `iterations`
+  # rule of the Keras optimizers made from TF 2.0-2.8's (contract 16).
+  pin = pins.find(intree, single_file=infile)
+  advance = pin.advance is True
   if infile is not None:
     # In place, a symbolic link's target is converted, and the link kept.
     target = os.path.realpath(infile) if inplace else infile
-    plan = walk.scan_file(target, infile, contrib_to_slim)
+    plan = walk.scan_file(target, infile, contrib_to_slim, advance)
     source = infile
     destination = "in place" if inplace else (outfile or "nothing (dry run)")
     if inplace and os.path.islink(infile):
       destination = "in place, in {} (the target of the link)".format(target)
   else:
     plan = walk.scan_tree(intree, copy_other_files, progress, jobs,
-                          contrib_to_slim)
+                          contrib_to_slim, advance)
     source = intree
     destination = "in place" if inplace else (outtree or "nothing (dry run)")
+  for entry in plan.python():
+    if entry.result.error is None:
+      # Before tf_upgrade_v2: whether the tree needs it at all.
+      entry.tf1_lines = tf1_api.lines(entry.output)
   tf_summary = None
   if command is not None:
     tf_summary = tf_upgrade_v2_pass.run(plan, command)
   _find_blockers(plan, tf_summary, contrib_to_slim)
   text = _readable(report_lib.render(plan, source, destination,
-                                     tf_summary))
+                                     tf_summary, pin,
+                                     keras2.installed_tensorflow()))
   # Only a dry run prints its diffs; difflib is quadratic on the repeated
   # lines of a large notebook's JSON.
   diffs = [_readable(_diff(e.name, e.original, e.written))
            for e in plan.python() if e.changed] if dry_run else []
   outcome = Outcome(plan=plan, report=text, diffs=diffs,
-                    tf_summary=tf_summary)
+                    tf_summary=tf_summary, pin=pin)
   if dry_run:
     return outcome
   commit = commit_lib.Commit()

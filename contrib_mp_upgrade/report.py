@@ -12,10 +12,13 @@ from 1, markdown included), and notebooks are counted apart from Python
 files.
 """
 
+import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import keras2
 from contrib_mp_upgrade import notebook as notebook_lib
+from contrib_mp_upgrade import pins
 from contrib_mp_upgrade import rewrite
 from contrib_mp_upgrade import slim
 from contrib_mp_upgrade import tf_upgrade_v2_pass
@@ -23,10 +26,10 @@ from contrib_mp_upgrade import walk
 
 PROG = "contrib-mp-upgrade"
 
+# The install advice itself is given once, in "Keras 2" (`_keras2`).
 LEGACY_KERAS_HINT = (
-    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs tf-keras of "
-    "your TensorFlow's version, " + blockers.LEGACY_KERAS_INSTALL + ", and "
-    "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported")
+    "on TensorFlow 2.16 and later `tf.compat.v1.layers` needs Keras 2 "
+    "(tf-keras): \"Keras 2\" above says how")
 
 
 def _layers_note(result, tf_ran: bool,
@@ -99,7 +102,9 @@ def _kinds(entries: Sequence[walk.Entry]) -> str:
 
 
 def render(plan: walk.Plan, source: str, destination: str,
-           tf_summary: Optional[tf_upgrade_v2_pass.Summary]) -> str:
+           tf_summary: Optional[tf_upgrade_v2_pass.Summary],
+           pin: Optional[pins.Pin] = None,
+           here: Optional[Tuple[str, str]] = None) -> str:
   """The report text.
 
   Args:
@@ -108,6 +113,10 @@ def render(plan: walk.Plan, source: str, destination: str,
     destination: Where the output went, for the header.
     tf_summary: The `tf_upgrade_v2` pass's summary, or None if it did not
       run.
+    pin: What the tree pins of TensorFlow (`pins.find`): said where a
+      converted Keras optimizer's `iterations` rule depends on it.
+    here: `(distribution, version)` of the TensorFlow beside this command
+      (`keras2.installed_tensorflow`), for the Keras 2 install line.
 
   Returns:
     The report, ending with a newline.
@@ -130,8 +139,13 @@ def render(plan: walk.Plan, source: str, destination: str,
          "Line numbers are input-file lines unless labelled \"output "
          "line\"." + (" In notebooks, cells are counted from 1, markdown "
                       "cells included." if any(e.notebook for e in python)
-                      else ""), ""]
+                      else "")]
+  if pin is not None and any("`iterations`" in text for e in python
+                             for _, text in e.result.tf2x_notes):
+    out.append(pin.describe())
+  out.append("")
   out.extend(_before_you_run(python, tf_summary))
+  out.extend(_keras2(python, tf_summary, here))
 
   if changed:
     out.append("Converted (tf.contrib.mixed_precision -> {}{}{}): {}".format(
@@ -323,12 +337,27 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
     fixes[UNREAD] = UNREAD_FIX
   clear = sum(1 for e in readable
               if not e.blockers and not e.result.tf2x_stops)
+  tf1 = [e for e in readable if e.tf1_lines]
   out = ["Before you run it", "-" * 79,
          "{} will run on TensorFlow 2 as far as this command can "
          "tell{}.".format(_of(clear, python),
-                          "" if tf_ran else
+                          "" if tf_ran or not tf1 else
                           ", once tf_upgrade_v2 has converted the rest of "
-                          "the TF1 API (--tf_upgrade_v2)")]
+                          "the TF1 API (--tf_upgrade_v2; {} use{} it, first: "
+                          "{})".format(_plural(len(tf1), "file"),
+                                       "s" if len(tf1) == 1 else "",
+                                       ", ".join(e.where(e.tf1_lines[0])
+                                                 for e in tf1[:3])))]
+  keras2_only = sum(1 for e in readable if e.blockers and all(
+      b.what in _KERAS2_BLOCKERS for b in e.blockers))
+  if keras2_only:
+    out.append("{} more {} will run with Keras 2 (tf-keras on TensorFlow "
+               "2.16+): \"Keras 2\" below.".format(
+                   keras2_only, "file" if keras2_only == 1 else "files"))
+  if not tf_ran and not tf1 and readable:
+    out.append("No file uses TF1 API that tf_upgrade_v2 converts: do not "
+               "run it (it would rename `tf.keras.optimizers.X` to "
+               "`tf.keras.optimizers.legacy.X`, which Keras 3 refuses).")
   out.extend(_slim_note(python))
   out.extend(_stops(readable))
   out.extend(_not_kept(readable))
@@ -474,20 +503,25 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
   if modules:
     todo.append("migrate the other tf.contrib modules (listed per file "
                 "above); no converter does that.")
-  if tf_summary is None:
+  if tf_summary is None and any(e.tf1_lines for e in python
+                                if not e.result.error):
     todo.append("run TensorFlow's tf_upgrade_v2 over the output (or pass "
-                "--tf_upgrade_v2) for the rest of the TF1 API.")
-  elif _count_issues(tf_summary):
-    todo.append("resolve tf_upgrade_v2's {} above.".format(
-        _plural(_count_issues(tf_summary), "issue")))
+                "--tf_upgrade_v2) for the rest of the TF1 API{}.".format(
+                    _legacy_rename_warning(python)))
+  elif tf_summary is not None and _count_issues(tf_summary):
+    todo.append("resolve tf_upgrade_v2's {}: {}.".format(
+        _plural(_count_issues(tf_summary), "issue"),
+        _quoted_issues(tf_summary, {e.name: e for e in python})))
   if tf_summary is not None and tf_summary.advice:
     todo.append("finish the {} tf_upgrade_v2 could not convert (listed "
                 "above, with what to do).".format(
                     _plural(len(tf_summary.advice), "file")))
-  if layer_files:
-    todo.append("{} tf.layers: {}.".format(
-        _plural(layer_files, "file") + (" uses" if layer_files == 1 else
-                                        " use"), LEGACY_KERAS_HINT))
+  keras2_files = sum(1 for e in python if _keras2_uses(e, tf_summary))
+  if keras2_files:
+    todo.append("run the {} that need{} Keras 2 with it: \"Keras 2\" above "
+                "says how, and why.".format(
+                    _plural(keras2_files, "file"),
+                    "s" if keras2_files == 1 else ""))
   bare = sum(1 for e in python if e.result.bare_layers)
   if bare and tf_summary is None:
     todo.append("rename `tf.layers` to `tf.compat.v1.layers` in {} "
@@ -512,3 +546,97 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
     todo.append("nothing this command knows of.")
   out.extend("  - " + t for t in todo)
   return out
+
+
+# The blockers that Keras 2 (tf-keras) lifts.
+_KERAS2_BLOCKERS = frozenset((keras2.WHAT, "tf.layers"))
+
+# tf_upgrade_v2's INFO line for its rename to Keras 2's optimizers.
+_LEGACY_RENAME = "to 'tf.keras.optimizers.legacy."
+
+
+def _keras2_uses(entry: walk.Entry, tf_summary) -> List[Tuple[int, str]]:
+  """`(output line, why)`: each use in `entry` that needs Keras 2."""
+  if entry.result is None or entry.result.error:
+    return []
+  renamed = set()
+  if tf_summary is not None:
+    renamed = {line for name, line, _, message in tf_summary.issues
+               if name == entry.name and _LEGACY_RENAME in message}
+  uses = []
+  for line, why in entry.keras2:
+    if line in renamed and "optimizers.legacy" in why:
+      why += " (tf_upgrade_v2 renamed `tf.keras.optimizers.X` to it here)"
+    uses.append((line, why))
+  for blocker in entry.blockers:
+    if blocker.what == "tf.layers":
+      uses.extend((line, keras2.LAYERS_WHY) for line in blocker.lines)
+    elif blocker.what == blockers.OPTIMIZER_V2_SUBCLASS:
+      uses.extend((line, "a subclass of a Keras optimizer that overrides "
+                   "OptimizerV2's hooks: on Keras 2 it must subclass "
+                   "`tf.keras.optimizers.legacy.X` (see its fix)")
+                  for line in blocker.lines)
+  return sorted(uses)
+
+
+def _keras2(python: List[walk.Entry], tf_summary,
+            here: Optional[Tuple[str, str]]) -> List[str]:
+  """"Keras 2": which files need it, why, and how to get it, once."""
+  needs = [(e, _keras2_uses(e, tf_summary)) for e in python]
+  needs = [(e, uses) for e, uses in needs if uses]
+  if not needs:
+    return []
+  out = ["Keras 2", "-" * 79,
+         "{} use{} Keras 2 API that Keras 3, TensorFlow 2.16+'s default "
+         "`tf.keras`, refuses (output lines):".format(
+             _of(len(needs), python), "s" if len(needs) == 1 else "")]
+  for entry, uses in needs:
+    out.append("  " + entry.name)
+    for line, why in uses:
+      out.append("    {}: {}".format(entry.at(line, output=True), why))
+  out.extend(keras2.install_advice(here))
+  out.append("")
+  return out
+
+
+# A Keras optimizer class, which tf_upgrade_v2 renames to Keras 2's.
+_KERAS_OPTIMIZER = re.compile(
+    rb"\bkeras\.optimizers\.(?!legacy\b|schedules\b)[A-Z]\w*")
+
+
+def _legacy_rename_warning(python: List[walk.Entry]) -> str:
+  """What tf_upgrade_v2 will do to the Keras optimizers of TF1 files."""
+  where = []
+  for entry in python:
+    if entry.result.error or not entry.tf1_lines:
+      continue
+    for number, text in enumerate(entry.output.splitlines(), 1):
+      if _KERAS_OPTIMIZER.search(text):
+        where.append(entry.where(number, output=True))
+  if not where:
+    return ""
+  return ("; it renames `tf.keras.optimizers.X` ({}{}) to "
+          "`tf.keras.optimizers.legacy.X`, which only Keras 2 has (with "
+          "--tf_upgrade_v2, \"Keras 2\" lists each)").format(
+              ", ".join(where[:3]), ", ..." if len(where) > 3 else "")
+
+
+def _quoted_issues(tf_summary, entries) -> str:
+  """tf_upgrade_v2's ERROR and WARNING lines, each with its file:line."""
+  quoted = []
+  for name, line, kind, message in tf_summary.issues:
+    if kind == "INFO":
+      continue
+    entry = entries.get(name)
+    where = (entry.where(line, output=True) if entry is not None else
+             "{}:{}".format(name, line))
+    quoted.append("{} ({}: {})".format(where, kind, _short(message)))
+  shown = "; ".join(quoted[:5])
+  if len(quoted) > 5:
+    shown += "; and {} more, listed above".format(len(quoted) - 5)
+  return shown
+
+
+def _short(text: str, limit: int = 120) -> str:
+  """`text`, cut to `limit` characters."""
+  return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -591,8 +591,8 @@ def needs_libcst(source: bytes, contrib_to_slim: bool = False) -> bool:
 _TOO_DEEP = "it nests too deeply for this command to analyse"
 
 
-def upgrade_source(source: bytes,
-                   contrib_to_slim: bool = False) -> FileResult:
+def upgrade_source(source: bytes, contrib_to_slim: bool = False,
+                   advance_iterations: bool = False) -> FileResult:
   """Upgrades one Python source.
 
   Args:
@@ -600,6 +600,8 @@ def upgrade_source(source: bytes,
       coding cookie, else UTF-8) and kept, as are the line endings.
     contrib_to_slim: Also rewrite the `tf.contrib.layers`, `framework` and
       `slim` names that `tf_slim` provides unchanged (see `slim`).
+    advance_iterations: The tree pins TF 2.3+ (`pins`): passed to
+      `tf2x_names.plan`.
 
   Returns:
     A `FileResult`. When the source cannot be decoded or parsed, or does
@@ -637,7 +639,8 @@ def upgrade_source(source: bytes,
       not tf2x_names.may_apply(source)):
     return FileResult(new_source=source)  # Nothing this command reports.
   try:
-    return _upgrade_tree(source, tree, mentions, contrib_to_slim)
+    return _upgrade_tree(source, tree, mentions, contrib_to_slim,
+                         advance_iterations)
   except RecursionError:
     # libcst recurses per nesting level; generated code can go deeper
     # than the interpreter allows.
@@ -702,7 +705,8 @@ def _newer_grammar(source: bytes, error: SyntaxError,
 
 
 def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
-                  contrib_to_slim: bool) -> FileResult:
+                  contrib_to_slim: bool,
+                  advance_iterations: bool = False) -> FileResult:
   """`upgrade_source` for a parsed module."""
   wrapper = metadata.MetadataWrapper(tree, unsafe_skip_copy=True)
   analysis = resolve.Analysis(wrapper)
@@ -732,7 +736,7 @@ def _upgrade_tree(source: bytes, tree: cst.Module, mentions: bool,
       alias_name = _fresh_name(analysis, syntax.PACKAGE + "_lib")
     return alias_name
 
-  tf2x = tf2x_names.plan(analysis, plan, package_name)
+  tf2x = tf2x_names.plan(analysis, plan, package_name, advance_iterations)
   # A dynamic import inside a replaced expression goes with it.
   replaced = set(targets)
   plan.literals = {call: change

@@ -98,6 +98,19 @@ ITERATIONS_NOTE = (
     "`skipped_steps_advance_iterations=True` for that. Code elsewhere that "
     "asks `isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer)` "
     "before scaling must accept this class too")
+# The same, where the tree pins TF 2.3 or later (`pins`), and the call got
+# `skipped_steps_advance_iterations=True`.
+ADVANCE = "skipped_steps_advance_iterations"
+ITERATIONS_NOTE_ADVANCE = (
+    "skipped (non-finite) steps advance `iterations`, as in TF 2.3 to 2.8 "
+    "(`{}=True`, chosen from the TensorFlow the tree pins: see the top of "
+    "the report). Code elsewhere that asks `isinstance(opt, "
+    "tf.keras.mixed_precision.LossScaleOptimizer)` before scaling must "
+    "accept this class too").format(ADVANCE)
+ITERATIONS_NOTE_UNCALLED = (
+    "the tree pins TF 2.3 or later, where skipped steps advanced "
+    "`iterations`, but this use is not a call this command can change: "
+    "pass `{}=True` where it is called").format(ADVANCE)
 GPU_ONLY = (
     "the graph rewrite casts to float16 only on a GPU, and only in graphs "
     "and `tf.function`s; on a CPU it changes nothing, as on TF 2.x")
@@ -176,12 +189,15 @@ class Found:
     stops: `(line, what, fix)`: uses left unconverted that stop the file
       or change its numbers on Keras 3; the file does not "run".
     noted: `{node: TF 2.x name}` of expressions replaced, for the report.
+    advance: Whether skipped steps advance `iterations` in the
+      KerasLossScaleOptimizers made (the tree pins TF 2.3+).
   """
   notes: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   lost: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   warnings: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
   stops: List[Tuple[int, str, str]] = dataclasses.field(default_factory=list)
   noted: Dict[cst.CSTNode, str] = dataclasses.field(default_factory=dict)
+  advance: bool = False
 
 
 class _Uses(cst.CSTVisitor):
@@ -383,7 +399,8 @@ def _set_call(calls, call: cst.Call, rewrite, name: str) -> None:
 
 
 def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
-         package_name: Callable[[cst.CSTNode], str]) -> Found:
+         package_name: Callable[[cst.CSTNode], str],
+         advance_iterations: bool = False) -> Found:
   """Decides the conversion of every TF 2.0-2.8 name in a module.
 
   Args:
@@ -391,6 +408,9 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
     the_plan: The file's `uses.Plan`: expressions to replace, import lines
       and calls to rewrite are added to it.
     package_name: The name this package is reachable by at a node.
+    advance_iterations: Whether the tree pins TF 2.3 or later (`pins`):
+      each `KerasLossScaleOptimizer` made from TF 2.0-2.8's Keras
+      optimizer then gets `skipped_steps_advance_iterations=True`.
 
   Returns:
     A `Found`, with the notes, what was not kept, and warnings.
@@ -398,6 +418,8 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
   replace, statements = the_plan.replace, the_plan.statements
   calls = the_plan.calls
   found = Found()
+  # Read by `_iterations` for each KerasLossScaleOptimizer made.
+  found.advance = advance_iterations
   uses = _Uses(analysis)
   analysis.module.visit(uses)
   chosen = {}
@@ -428,9 +450,11 @@ def plan(analysis: resolve.Analysis, the_plan: uses_lib.Plan,
       continue
     if kind == ENABLE:
       target = _enable(analysis, call, calls, found, name, line)
+    elif kind in (LSO, TODAY_LSO) and _wraps_v1(analysis, call):
+      target = _v1_lso(call, calls, found, name, line)
     elif kind in (LSO, TODAY_LSO):
       found.notes.append((line, "`{}` became `{}`: {}".format(
-          name, display(KERAS_LSO), ITERATIONS_NOTE)))
+          name, display(KERAS_LSO), _iterations(call, calls, found, name))))
     elif kind in (POLICY, TODAY_POLICY) and call is not None:
       _policy(analysis, call, calls, found, name, line)
     new = _spelling(analysis, node, target, package_name)
@@ -522,7 +546,8 @@ def _enable(analysis, call, calls, found, name, line) -> str:
                                               "optimizer"), name)
     found.notes.append((line, (
         "`{}` of a Keras optimizer became `{}`: {}").format(
-            name, display(KERAS_LSO), ITERATIONS_NOTE)))
+            name, display(KERAS_LSO), _iterations(call, calls, found,
+                                                  name))))
     found.lost.append((line, LOST_REWRITE, FIX_REWRITE))
     return KERAS_LSO
   found.notes.append((line, "`{}` became TF's `{}` (exact for a "
@@ -649,14 +674,80 @@ def _name_use(analysis, node, k, calls, found, package_name) -> None:
       _keras2_lso(analysis, node, call, calls, found, package_name,
                   display(k))
       return
+    if _wraps_v1(analysis, call):
+      target = _v1_lso(call, calls, found, name, line)
+      _set_call(calls, call, lambda u, f=target: u.with_changes(
+          func=syntax.dotted_node(f)), name)
+      return
     if kind == TODAY_LSO:
       new_func = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
       _set_call(calls, call, lambda u, f=new_func: u.with_changes(
           func=syntax.dotted_node(f)), name)
     found.notes.append((line, "`{}` became `{}`: {}".format(
-        name, display(KERAS_LSO), ITERATIONS_NOTE)))
+        name, display(KERAS_LSO), _iterations(call, calls, found, name))))
   elif kind in (POLICY, TODAY_POLICY) and call is not None:
     _policy(analysis, call, calls, found, name, line)
+
+
+# TF's TF 2.0-era loss-scale optimizer for a `tf.compat.v1` optimizer.
+V1_LSO = _V1_MP + ".MixedPrecisionLossScaleOptimizer"
+
+
+def _wraps_v1(analysis: resolve.Analysis, call: Optional[cst.Call]) -> bool:
+  """Whether a Keras LossScaleOptimizer call is given a TF1 optimizer."""
+  if call is None:
+    return False
+  opt = _argument(call, 0, "optimizer")
+  return opt is not None and _optimizer_kind(analysis, opt.value) == "v1"
+
+
+def _v1_lso(call: cst.Call, calls, found: Found, name: str,
+            line: int) -> str:
+  """The target of a Keras LossScaleOptimizer given a TF1 optimizer.
+
+  `KerasLossScaleOptimizer` (a Keras optimizer) refuses a
+  `tf.compat.v1.train` optimizer when it is built. TF's own
+  `MixedPrecisionLossScaleOptimizer` takes it with the same `LossScale`
+  and keeps TF 2.0's numbers (contract 16): a skipped step does not run
+  the inner apply, so `global_step` does not advance.
+  """
+  if any(a.keyword is not None and a.keyword.value == "optimizer"
+         for a in call.args):
+    _set_call(calls, call, _renamed_keyword("optimizer", "opt"), name)
+  found.notes.append((line, (
+      "`{}` was given a `tf.compat.v1` optimizer, which "
+      "`contrib_mixed_precision.KerasLossScaleOptimizer` (a Keras "
+      "optimizer) refuses: it became TF's `{}`, which takes it and keeps TF "
+      "2.0's loss scale, skips and `global_step`").format(
+          name, display(V1_LSO))))
+  return V1_LSO
+
+
+def _iterations(call: Optional[cst.Call], calls, found: Found,
+                name: str) -> str:
+  """The `iterations` rule of one KerasLossScaleOptimizer made; its note.
+
+  With `found.advance` (the tree pins TF 2.3+), the call gets
+  `skipped_steps_advance_iterations=True` unless it already says.
+  """
+  if not found.advance:
+    return ITERATIONS_NOTE
+  if call is None:
+    return ITERATIONS_NOTE_UNCALLED
+  if any(a.keyword is not None and a.keyword.value == ADVANCE
+         for a in call.args):
+    return ITERATIONS_NOTE_ADVANCE
+
+  def add(updated: cst.Call) -> cst.Call:
+    args = list(updated.args)
+    args.append(cst.Arg(keyword=cst.Name(ADVANCE), value=cst.Name("True"),
+                        equal=cst.AssignEqual(
+                            whitespace_before=cst.SimpleWhitespace(""),
+                            whitespace_after=cst.SimpleWhitespace(""))))
+    return updated.with_changes(args=args)
+
+  _set_call(calls, call, add, name)
+  return ITERATIONS_NOTE_ADVANCE
 
 
 def _import_line(module: str, name: str, bound: str) -> cst.ImportFrom:

@@ -47,6 +47,11 @@ class Entry:
     blockers: For "python" and "notebook": what still stops `output` on
       TF 2.
     notebook: For a "notebook" read as one: the notebook and its cell map.
+    keras2: For "python" and "notebook": `(output line, why)` of each use
+      of Keras 2 API that Keras 3 refuses (`keras2.find`).
+    tf1_lines: For "python" and "notebook": output lines that use TF 1's
+      API as written from `tensorflow` (`tf1_api.lines`), before
+      `tf_upgrade_v2` ran, if it did.
   """
   name: str
   path: str
@@ -59,6 +64,8 @@ class Entry:
   blockers: List[blockers_lib.Blocker] = dataclasses.field(
       default_factory=list)
   notebook: Optional[notebook_lib.Notebook] = None
+  keras2: List[Tuple[int, str]] = dataclasses.field(default_factory=list)
+  tf1_lines: List[int] = dataclasses.field(default_factory=list)
 
   @property
   def changed(self) -> bool:
@@ -157,7 +164,8 @@ def _settle_notebooks(entries: List[Entry]) -> None:
       result.warnings = sorted(result.warnings + entry.notebook.warnings)
 
 
-def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
+def scan_file(infile: str, name: str, contrib_to_slim: bool = False,
+              advance_iterations: bool = False) -> Plan:
   """Reads and upgrades one file (`--infile`)."""
   plan = Plan()
   try:
@@ -171,7 +179,8 @@ def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
   if entry.result is None:
     # A large file goes to a worker process, as in a tree
     # (`workers._ALONE_BYTES`).
-    workers.upgrade_all([entry], contrib_to_slim=contrib_to_slim)
+    workers.upgrade_all([entry], contrib_to_slim=contrib_to_slim,
+                        advance_iterations=advance_iterations)
   plan.entries.append(entry)
   _settle_notebooks(plan.entries)
   return plan
@@ -180,7 +189,8 @@ def scan_file(infile: str, name: str, contrib_to_slim: bool = False) -> Plan:
 def scan_tree(intree: str, copy_other_files: bool,
               progress: Optional[Callable[[int, int], None]] = None,
               jobs: Optional[int] = None,
-              contrib_to_slim: bool = False) -> Plan:
+              contrib_to_slim: bool = False,
+              advance_iterations: bool = False) -> Plan:
   """Reads and upgrades every file under `intree`; writes nothing.
 
   Symbolic links are never followed. A link whose target is inside the
@@ -197,6 +207,7 @@ def scan_tree(intree: str, copy_other_files: bool,
       are converted, if given.
     jobs: Worker processes for libcst; None for one per core.
     contrib_to_slim: Passed to `rewrite.upgrade_source`.
+    advance_iterations: Passed to `rewrite.upgrade_source`.
 
   Returns:
     The `Plan`.
@@ -253,7 +264,7 @@ def scan_tree(intree: str, copy_other_files: bool,
                                  "copied".format(errors.describe_os_error(e))))
 
   workers.upgrade_all([e for e in plan.python() if e.result is None],
-                      progress, jobs, contrib_to_slim)
+                      progress, jobs, contrib_to_slim, advance_iterations)
   _settle_notebooks(plan.python())
   return plan
 

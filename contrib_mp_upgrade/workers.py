@@ -60,7 +60,8 @@ def _workers() -> int:
 def upgrade_all(entries: List[Job],
                 progress: Optional[Callable[[int, int], None]] = None,
                 jobs: Optional[int] = None,
-                contrib_to_slim: bool = False) -> None:
+                contrib_to_slim: bool = False,
+                advance_iterations: bool = False) -> None:
   """Fills in `result` and `output` of each Python entry that has `source`.
 
   A file that cannot use the API is read with the standard library's
@@ -76,6 +77,7 @@ def upgrade_all(entries: List[Job],
     progress: Called with `(done, total)` as files finish, if given.
     jobs: Worker processes; None for one per available core.
     contrib_to_slim: Passed to `rewrite.upgrade_source`.
+    advance_iterations: Passed to `rewrite.upgrade_source`.
   """
   total = len(entries)
   done = 0
@@ -92,17 +94,19 @@ def upgrade_all(entries: List[Job],
       progress(done, total)
 
   for entry in light:
-    finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
+    finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim,
+                                         advance_iterations))
   jobs = _workers() if jobs is None else jobs
   lines = sum(e.source.count(b"\n") for e in heavy)
   count = min(jobs, len(heavy))
   if count < 2 or lines < _PARALLEL_LINES:
     if all(len(e.source) < _ALONE_BYTES for e in heavy):
       for entry in heavy:
-        finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim))
+        finish(entry, rewrite.upgrade_source(entry.source, contrib_to_slim,
+                                         advance_iterations))
       return
     count = 1
-  with _Workers(count, contrib_to_slim) as workers:
+  with _Workers(count, contrib_to_slim, advance_iterations) as workers:
     for i, result in workers.convert([e.source for e in heavy],
                                      [e.name for e in heavy]):
       finish(heavy[i], result)
@@ -123,7 +127,8 @@ class _Workers:
   exception (Ctrl-C, a dead worker), and by closing their pipes otherwise.
   """
 
-  def __init__(self, count: int, contrib_to_slim: bool):
+  def __init__(self, count: int, contrib_to_slim: bool,
+               advance_iterations: bool = False):
     context = multiprocessing.get_context("spawn")
     self._processes = []
     self._pipes = []
@@ -133,7 +138,8 @@ class _Workers:
         self._pipes.append(pipe)
         try:
           process = context.Process(target=_serve,
-                                    args=(child_end, contrib_to_slim),
+                                    args=(child_end, contrib_to_slim,
+                                          advance_iterations),
                                     daemon=True)
           with _children_hold_stop_signals():
             process.start()
@@ -259,7 +265,8 @@ def _children_hold_stop_signals() -> Iterator[None]:
     yield
 
 
-def _serve(pipe, contrib_to_slim: bool) -> None:
+def _serve(pipe, contrib_to_slim: bool,
+           advance_iterations: bool = False) -> None:
   """A worker's loop: converts each file it is sent, until its pipe ends.
 
   It ignores Ctrl-C: the terminal sends it to the whole group, and the
@@ -275,7 +282,8 @@ def _serve(pipe, contrib_to_slim: bool) -> None:
     except EOFError:
       return
     try:
-      result, error = rewrite.upgrade_source(source, contrib_to_slim), None
+      result, error = rewrite.upgrade_source(
+          source, contrib_to_slim, advance_iterations), None
     except Exception as e:  # pylint: disable=broad-except
       result, error = None, e  # Raised again in the parent, as a pool did.
     pipe.send((i, result, error))

@@ -500,5 +500,74 @@ def _run_command(*argv):
   return status, out.getvalue(), err.getvalue()
 
 
+class OptimizerKindTest(parameterized.TestCase):
+  """Which loss-scale optimizer a Keras LossScaleOptimizer call becomes."""
+
+  @parameterized.named_parameters(
+      ("attribute",
+       "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+       "    tf.compat.v1.train.AdamOptimizer(), 'dynamic')\n"),
+      ("keyword",
+       "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+       "    optimizer=tf.compat.v1.train.AdamOptimizer(), loss_scale=8)\n"),
+      ("name",
+       "from tensorflow.keras.mixed_precision.experimental import "
+       "LossScaleOptimizer\n"
+       "inner = tf.compat.v1.train.GradientDescentOptimizer(0.1)\n"
+       "opt = LossScaleOptimizer(inner, 'dynamic')\n"),
+      ("today",
+       "opt = tf.keras.mixed_precision.LossScaleOptimizer(\n"
+       "    tf.compat.v1.train.AdamOptimizer(), loss_scale=8)\n"),
+  )
+  def test_a_tf1_optimizer_gets_tfs_v1_loss_scale_optimizer(self, source):
+    # KerasLossScaleOptimizer refuses a tf.compat.v1 optimizer at run time
+    # (tests/upgrade_tf2x_test.py runs one converted).
+    text, result = _upgrade("import tensorflow as tf\n"
+                            "m = tf.keras.Sequential()\n" + source)
+    self.assertIn("compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(",
+                  text)
+    self.assertNotIn("KerasLossScaleOptimizer(", text)
+    self.assertNotIn("optimizer=", text)
+    self.assertTrue(any("was given a `tf.compat.v1` optimizer" in n
+                        for _, n in result.tf2x_notes), result.tf2x_notes)
+
+  def test_a_keras_optimizer_keeps_the_keras_wrapper(self):
+    text, _ = _upgrade(
+        "import tensorflow as tf\n"
+        "opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(\n"
+        "    tf.keras.optimizers.Adam(), 'dynamic')\n")
+    self.assertIn("contrib_mixed_precision.KerasLossScaleOptimizer(", text)
+
+
+class IterationsRuleTest(parameterized.TestCase):
+  """`skipped_steps_advance_iterations`, from the tree's pin (`pins`)."""
+
+  @parameterized.named_parameters(
+      ("lso", "tf.keras.mixed_precision.experimental.LossScaleOptimizer("
+       "sgd, 'dynamic')",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(sgd, 'dynamic', "
+       "skipped_steps_advance_iterations=True)"),
+      ("today", "tf.keras.mixed_precision.LossScaleOptimizer(sgd, "
+       "loss_scale=8)",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(sgd, loss_scale=8, "
+       "skipped_steps_advance_iterations=True)"),
+      ("rewrite", "tf.train.experimental."
+       "enable_mixed_precision_graph_rewrite(sgd)",
+       "contrib_mixed_precision.KerasLossScaleOptimizer(sgd, "
+       "skipped_steps_advance_iterations=True)"),
+  )
+  def test_a_tf_2_3_pin_advances_iterations(self, old, new):
+    source = ("import tensorflow as tf\nsgd = tf.keras.optimizers.SGD(0.1)\n"
+              "opt = {}\n".format(old)).encode()
+    pinned = rewrite.upgrade_source(source, advance_iterations=True)
+    self.assertIn("opt = {}\n".format(new), pinned.new_source.decode())
+    self.assertTrue(any("advance `iterations`, as in TF 2.3 to 2.8" in n
+                        for _, n in pinned.tf2x_notes), pinned.tf2x_notes)
+    # Without a pin: TF 2.0's rule, today's default, and no keyword.
+    default = rewrite.upgrade_source(source)
+    self.assertNotIn("skipped_steps_advance_iterations=True",
+                     default.new_source.decode())
+
+
 if __name__ == "__main__":
   absltest.main()

@@ -659,20 +659,30 @@ class LegacyKerasAdviceTest(_Case):
 
   def test_the_pip_command_installs_no_second_tensorflow(self):
     _, report = self.convert(_LAYERS_SOURCE)
-    fix = _blocker(report, "tf.layers")
-    commands = re.findall(r"`(pip install [^`]*)`", fix)
-    self.assertLen(commands, 1, fix)
-    self.assertIn("TF_USE_LEGACY_KERAS=1", fix)
-    # The report's `2.N` is the user's TensorFlow; a nightly build (the
-    # tf_nightly environment) has no tf-keras release yet: the newest
-    # supported minor stands in for it.
+    # The advice is given once, in "Keras 2"; the fix points there.
+    self.assertIn("the report's \"Keras 2\" says how",
+                  _blocker(report, "tf.layers"))
+    section = report.split("\nKeras 2\n", 1)[1].split("\n\n", 1)[0]
+    commands = [l.strip() for l in section.splitlines()
+                if "pip install" in l]
+    self.assertLen(commands, 1, section)
+    self.assertIn("TF_USE_LEGACY_KERAS=1", section)
+    # The line names this machine's TensorFlow. A nightly build (the
+    # tf_nightly environment) has no tf-keras release yet, so the report
+    # gives the line that asks TensorFlow where it runs: the newest
+    # supported minor stands in for its answer.
     release = packaging_version.parse(tf.__version__)
     if release.is_prerelease:
       release = packaging_version.parse(version.MAX_TF_VERSION)
       minor = "{}.{}".format(release.major, release.minor - 1)
+      command = re.sub(r'"tf-keras==\$\(.*\)\.\*"',
+                       "'tf-keras=={}.*'".format(minor), commands[0])
     else:
       minor = "{}.{}".format(release.major, release.minor)
-    argv = shlex.split(commands[0].replace("2.N", minor))
+      command = commands[0]
+    argv = shlex.split(command)
+    self.assertEqual(argv[:3], ["python", "-m", "pip"])
+    argv = argv[2:]
     python = _fake_tensorflow_cpu_venv(self.tmp)
     out = os.path.join(self.tmp, "pip_report.json")
     pip, env = _pip_with_python_option(self.tmp)

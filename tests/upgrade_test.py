@@ -232,12 +232,14 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
        "first: on TensorFlow 2 that check stops the function before the "
        "rewritten code runs.",),
       ("models/layers_train.py\n",),
+      # The install advice once, in "Keras 2"; elsewhere a pointer to it.
       ("  uses tf.layers x1 (line 21): on TensorFlow 2.16 and later "
-       "`tf.compat.v1.layers` needs tf-keras of your TensorFlow's version, "
-       "`pip install --no-deps 'tf-keras~=2.N.0'` for your TensorFlow 2.N "
-       "(`--no-deps`: tf-keras requires the `tensorflow` package, and with "
-       "`tensorflow-cpu` pip would install a second TensorFlow), and "
-       "TF_USE_LEGACY_KERAS=1 set before TensorFlow is imported\n",),
+       "`tf.compat.v1.layers` needs Keras 2 (tf-keras): \"Keras 2\" above "
+       "says how\n",),
+      ("Keras 2\n" + "-" * 79 + "\n1 of 22 Python files uses Keras 2 API "
+       "that Keras 3, TensorFlow 2.16+'s default `tf.keras`, refuses (output "
+       "lines):\n  models/layers_train.py\n    22: `tf.compat.v1.layers`: "
+       "Keras 3 raises on every use\n",),
       ("legacy/not_utf8.py: NOT CONVERTED: invalid UTF-8 at line 6 (byte "
        "0xe9); copied unchanged. It mentions `tf.contrib.mixed_precision`, "
        "which was NOT converted",),
@@ -255,6 +257,11 @@ class UpgradeTreeTest(tf.test.TestCase, parameterized.TestCase):
   )
   def test_report_names_each_case(self, text):
     self.assertIn(text, self.report_text)
+
+  def test_each_piece_of_advice_is_given_once(self):
+    self.assertEqual(self.report_text.count("pip install --no-deps"), 1)
+    self.assertEqual(self.report_text.count(
+        "set before TensorFlow is imported"), 1)
 
   def test_report_ends_with_the_total(self):
     self.assertLess(self.report_text.index("\nTotal\n"),

@@ -164,8 +164,8 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
         "Of 2 Python files, it converted 2 (changed 2) and did NOT convert "
         "0; 0 issues in its report.\n",
         "  changed by tf_upgrade_v2 only: helpers.py\n",
-        "Left to do by hand:\n  - 1 file uses tf.layers: on TensorFlow 2.16 "
-        "and later `tf.compat.v1.layers` needs tf-keras",
+        "  - run the 1 file that needs Keras 2 with it: \"Keras 2\" above "
+        "says how, and why.\n",
     ):
       self.assertIn(text, self.report_text)
     self.assertNotIn("run TensorFlow's tf_upgrade_v2", self.report_text)
@@ -195,7 +195,104 @@ class TfUpgradeV2PassTest(tf.test.TestCase):
     self.assertRegex(report, r"  x2 ERROR: .*tf\.contrib.* \(first: "
                      r"uses_contrib\.py:3, uses_contrib\.py:4; output lines\)")
     self.assertIn("uses_contrib.py: framework x2 (lines 3, 4)", report)
-    self.assertIn("  - resolve tf_upgrade_v2's 2 issues above.", report)
+    # Left to do: each of its issues quoted, with its file and line.
+    self.assertRegex(report, r"  - resolve tf_upgrade_v2's 2 issues: "
+                     r"uses_contrib\.py:3 \(ERROR: .*tf\.contrib.*\); "
+                     r"uses_contrib\.py:4 \(ERROR: .*\)\.\n")
+
+
+# TF 2.x Keras code: tf_upgrade_v2 has nothing to convert in it, and it
+# renames `tf.keras.optimizers.SGD` to `tf.keras.optimizers.legacy.SGD`,
+# which Keras 3 refuses (ImportError). The same rename hits a TF1 file that
+# builds a Keras optimizer.
+_TF2_KERAS = """\
+import json
+import tensorflow as tf
+
+w = tf.Variable([1.0, -2.0])
+opt = tf.keras.optimizers.SGD(0.25)
+for _ in range(2):
+  with tf.GradientTape() as tape:
+    loss = tf.reduce_sum(w * [1.0, 2.0])
+  opt.apply_gradients(zip(tape.gradient(loss, [w]), [w]))
+print(json.dumps({"w": [float(v) for v in w.numpy()]}))
+"""
+_TF1_KERAS_OPTIMIZER = """\
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [None, 2])
+opt = tf.keras.optimizers.Adam(1e-3)
+"""
+
+
+class KerasOptimizerRenameTest(tf.test.TestCase):
+  """What `--tf_upgrade_v2` does to Keras optimizers, said in the report."""
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.mkdtemp(prefix="upgrade_tf_upgrade_v2_test_")
+    cls.intree = os.path.join(cls.tmp, "in")
+    util.write_files(cls.intree, {"keras_sgd.py": _TF2_KERAS,
+                                  "tf1_adam.py": _TF1_KERAS_OPTIMIZER})
+    cls.outtree = os.path.join(cls.tmp, "out")
+    report = os.path.join(cls.tmp, "report.txt")
+    status, _, err = _main("--intree", cls.intree, "--outtree", cls.outtree,
+                           "--reportfile", report, "--tf_upgrade_v2")
+    if status != 0:
+      raise AssertionError(err)
+    cls.report = util.read_text(report)
+
+  @classmethod
+  def tearDownClass(cls):
+    shutil.rmtree(cls.tmp, ignore_errors=True)
+    super().tearDownClass()
+
+  def test_the_renamed_optimizer_is_reported_as_needing_keras_2(self):
+    self.assertIn("tf.keras.optimizers.legacy.SGD(0.25)", util.read_text(
+        os.path.join(self.outtree, "keras_sgd.py")))
+    keras2 = self.report.split("\nKeras 2\n", 1)[1].split("\n\n", 1)[0]
+    for name, line in (("keras_sgd.py", 5), ("tf1_adam.py", 4)):
+      self.assertIn(
+          "  {}\n    {}: `tf.keras.optimizers.legacy.X`: Keras 3 raises "
+          "ImportError when one is built (tf_upgrade_v2 renamed "
+          "`tf.keras.optimizers.X` to it here)".format(name, line), keras2)
+    # Neither counts as running on Keras 3 as it is.
+    self.assertIn("0 of 2 Python files will run on TensorFlow 2", self.report)
+    self.assertIn("1 more file will run with Keras 2", self.report)
+
+  def test_the_report_is_right_about_both_keras(self):
+    path = os.path.join(self.outtree, "keras_sgd.py")
+    # Keras 2, as the report says: TF 2.0's SGD steps (lr 0.25, g = [1, 2]).
+    self.assertEqual(util.last_json(util.run_python(
+        [path], env=util.legacy_keras_env())), {"w": [0.5, -3.0]})
+    if tf.__version__ >= "2.16":
+      proc = util.run_python([path], env=dict(util.package_env(),
+                                              TF_USE_LEGACY_KERAS="0"))
+      self.assertNotEqual(proc.returncode, 0)
+      self.assertIn("ImportError", proc.stderr)
+
+  def test_tf_upgrade_v2_is_not_recommended_for_tf2_code(self):
+    status, out, _ = _main("--infile", os.path.join(self.intree,
+                                                   "keras_sgd.py"),
+                           "--dry_run")
+    self.assertEqual(status, 0)
+    self.assertNotIn("run TensorFlow's tf_upgrade_v2", out)
+    self.assertNotIn("once tf_upgrade_v2 has converted", out)
+    self.assertIn("1 of 1 Python file will run on TensorFlow 2", out)
+    self.assertIn("No file uses TF1 API that tf_upgrade_v2 converts: do not "
+                  "run it", out)
+    # A TF1 file is still told to.
+    status, out, _ = _main("--infile", os.path.join(self.intree,
+                                                   "tf1_adam.py"),
+                           "--dry_run")
+    self.assertRegex(out, r"once tf_upgrade_v2 has converted the rest of "
+                     r"the TF1 API \(--tf_upgrade_v2; 1 file uses it, "
+                     r"first: \S*tf1_adam\.py:3\)")
+    # And told what it will do to the Keras optimizer there.
+    self.assertRegex(out, r"it renames `tf\.keras\.optimizers\.X` \(\S*"
+                     r"tf1_adam\.py:4\) to `tf\.keras\.optimizers\.legacy"
+                     r"\.X`, which only Keras 2 has")
 
 
 if __name__ == "__main__":
