@@ -38,6 +38,7 @@ _EFFDET = ("efficientdet_tf2", ["-m", "tf2.train"],
            ["hand_wrapped", "compile_wraps"])
 _BERT = ("model_garden_bert", ["-m", "official.nlp.bert.run_classifier"],
          ["dynamic", "fixed"])
+_BARLOW = ("barlow_twins", ["train.py"], ["sgd", "--mixed-precision"])
 
 
 def _keras3_env():
@@ -87,15 +88,15 @@ class Keras2TreesTest(tf.test.TestCase):
     super().setUpClass()
     cls.tmp = tempfile.mkdtemp(prefix="upgrade_keras2_trees_test_")
     cls.reference, cls.converted, cls.reports, cls.outtrees = {}, {}, {}, {}
-    for name, module, cases in (_EFFDET, _BERT):
+    for name, module, cases in (_EFFDET, _BERT, _BARLOW):
       intree, outtree, report = _convert(name, cls.tmp)
       cls.reports[name], cls.outtrees[name] = report, outtree
       cls.reference[name] = _steps(intree, module, cases,
                                    util.legacy_keras_env())
-    # The BERT-style tree converts whole.
-    name, module, cases = _BERT
-    cls.converted[name] = _steps(cls.outtrees[name], module, cases,
-                                 _keras3_env())
+    # The BERT- and Barlow-Twins-style trees convert whole.
+    for name, module, cases in (_BERT, _BARLOW):
+      cls.converted[name] = _steps(cls.outtrees[name], module, cases,
+                                   _keras3_env())
     # EfficientDet: a hand-wrapped optimizer converts; `compile` under the
     # policy, of an optimizer built in another module, is the line the
     # report hands to a person. Its fix is applied as written, to a copy.
@@ -138,6 +139,7 @@ class Keras2TreesTest(tf.test.TestCase):
     super().tearDownClass()
 
   def _same_steps(self, name, cases):
+    """The converted tree printed the reference's records, bit for bit."""
     for case in cases:
       with self.subTest(tree=name, case=case):
         reference = self.reference[name][case]
@@ -149,7 +151,8 @@ class Keras2TreesTest(tf.test.TestCase):
     # there, counting every step, skipped or not, in `iterations`.
     for name, case in (("efficientdet_tf2", "hand_wrapped"),
                        ("efficientdet_tf2", "compile_wraps"),
-                       ("model_garden_bert", "dynamic")):
+                       ("model_garden_bert", "dynamic"),
+                       ("barlow_twins", "sgd")):
       with self.subTest(tree=name, case=case):
         records = self.reference[name][case]
         scales = _scales(records)
@@ -198,6 +201,24 @@ class Keras2TreesTest(tf.test.TestCase):
     report = self.reports["model_garden_bert"]
     self.assertIn("no TensorFlow pin found", report)
     self.assertIn("7 of 7 Python files will run", report)
+
+  def test_barlow_twins_step_function_given_the_optimizer(self):
+    # train.py wraps by hand; barlow_twins/training.py's `tf.function`
+    # takes the optimizer as an argument, inside `MirroredStrategy.run`
+    # in another `tf.function`.
+    source = util.read_text(os.path.join(self.outtrees["barlow_twins"],
+                                         "train.py"))
+    self.assertIn("contrib_mixed_precision.KerasLossScaleOptimizer(optimizer"
+                  ", tf.compat.v1.mixed_precision.DynamicLossScale(", source)
+    self._same_steps("barlow_twins", ["sgd"])
+    self.assertEqual(
+        [float.fromhex(r["lr"]) for r in self.converted["barlow_twins"]
+         ["sgd"][:5]], [0.03125, 0.0625, 0.09375, 0.125, 0.125])
+
+  def test_barlow_twins_report_reads_the_dockerfile(self):
+    report = self.reports["barlow_twins"]
+    self.assertIn("TensorFlow pinned by the tree: Dockerfile:1", report)
+    self.assertIn("5 of 5 Python files will run", report)
 
 
 if __name__ == "__main__":
