@@ -1119,14 +1119,23 @@ class _Renamed(cst.CSTTransformer):
 def _visible_at(analysis, expression, site) -> bool:
   """Whether every name `expression` reads means the same at `site`."""
   there = analysis.scopes.get(site)
-  for node in analysis.parents:
-    if not isinstance(node, cst.Name) or not any(
-        p is expression for p in analysis.ancestors(node)):
-      continue
-    parent = analysis.parents.get(node)
-    if (isinstance(parent, cst.Attribute) and parent.attr is node) or (
-        isinstance(parent, cst.Arg) and parent.keyword is node):
-      continue
+  names: List[cst.Name] = []
+
+  class _Names(cst.CSTVisitor):
+
+    def visit_Name(self, node: cst.Name) -> None:
+      names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+      node.value.visit(self)  # `attr` is no read of a name.
+      return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+      node.value.visit(self)  # Nor is a keyword.
+      return False
+
+  expression.visit(_Names())
+  for node in names:
     here = analysis.scopes.get(node)
     if here is None or there is None or (
         set(here[node.value]) != set(there[node.value])):
@@ -1199,7 +1208,10 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
   package = (package_name(call) + KERAS_LSO[len(syntax.PACKAGE):]).rpartition(
       ".")[0]
   scale_text = None
-  advance = not policy.experimental
+  # Keras 2 counted skipped steps; TF 2.0-2.2 did not, and TF 2.3+ did:
+  # `Found.advance`, where the tree's TF pin says which (branch
+  # keras-report), else TF 2.0's rule, as for the experimental optimizer.
+  advance = not policy.experimental or getattr(found, "advance", False)
   if not policy.experimental:
     scale_text = _keras2_scale(tf, True, KERAS2_INITIAL, KERAS2_GROWTH)
     condition = "{}.keras.mixed_precision.global_policy().compute_dtype == " \
@@ -1246,7 +1258,10 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
       "wrap it in its own LossScaleOptimizer, which has no floor of "
       "1").format(
           display(KERAS_LSO),
-          "Keras 2's `compile`" if advance else
+          "Keras 2's `compile`" if not policy.experimental else
+          "TF 2.0-2.3's `compile` (with the Policy's loss scale; skipped "
+          "steps advance `iterations`, as in TF 2.3, the TF the tree pins)"
+          if advance else
           "TF 2.0-2.3's `compile` (with the Policy's loss scale; skipped "
           "steps do not advance `iterations`, as in TF 2.0 to 2.2: pass "
           "`skipped_steps_advance_iterations=True` for TF 2.3's rule)",

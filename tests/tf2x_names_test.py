@@ -455,6 +455,24 @@ class CompileUnderPolicyTest(parameterized.TestCase):
         "loss=\"mse\")", text)
     self.assertEqual(result.tf2x_lost, [])
 
+  def test_tf20_loss_scale_compile_cannot_see_is_named(self):
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        def build(scale):
+          mp.set_policy(mp.Policy("mixed_float16", loss_scale=scale))
+        def train():
+          model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    text, result = _upgrade(source)
+    self.assertIn("model.compile(optimizer=tf.keras.optimizers.SGD(), ",
+                  text)
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [6])
+    self.assertIn("reads names `compile` does not see",
+                  result.tf2x_stops[0][1])
+    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
+                     [(4, tf2x_names.LOST_POLICY)])
+
   @parameterized.named_parameters(
       ("string", "mp.set_policy('mixed_float16')"),
       ("name_variable", "mp.set_policy(mp.Policy(name))"),
