@@ -343,11 +343,12 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
          "tell{}.".format(_of(clear, python),
                           "" if tf_ran or not tf1 else
                           ", once tf_upgrade_v2 has converted the rest of "
-                          "the TF1 API (--tf_upgrade_v2; {} use{} it, first: "
-                          "{})".format(_plural(len(tf1), "file"),
-                                       "s" if len(tf1) == 1 else "",
-                                       ", ".join(e.where(e.tf1_lines[0])
-                                                 for e in tf1[:3])))]
+                          "the TF1 API (--tf_upgrade_v2; {} use{} it, first "
+                          "(output lines): {})".format(
+                              _plural(len(tf1), "file"),
+                              "s" if len(tf1) == 1 else "",
+                              ", ".join(e.where(e.tf1_lines[0], output=True)
+                                        for e in tf1[:3])))]
   keras2_only = sum(1 for e in readable if e.blockers and all(
       b.what in _KERAS2_BLOCKERS for b in e.blockers))
   if keras2_only:
@@ -472,7 +473,6 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
     for module, lines in entry.result.other_contrib.items():
       uses, files = modules.get(module, (0, 0))
       modules[module] = (uses + len(lines), files + 1)
-  layer_files = sum(1 for e in python if e.result.legacy_layers)
   copied = sum(1 for e in plan.entries if e.kind in ("file", "link"))
   tf_line = ""
   if tf_summary is not None:

@@ -672,17 +672,36 @@ class LegacyKerasAdviceTest(_Case):
     # gives the line that asks TensorFlow where it runs: the newest
     # supported minor stands in for its answer.
     release = packaging_version.parse(tf.__version__)
+    command = commands[0]
+    self.assertTrue(command.startswith("python -m pip install --no-deps "),
+                    command)
     if release.is_prerelease:
       release = packaging_version.parse(version.MAX_TF_VERSION)
       minor = "{}.{}".format(release.major, release.minor - 1)
       command = re.sub(r'"tf-keras==\$\(.*\)\.\*"',
-                       "'tf-keras=={}.*'".format(minor), commands[0])
+                       "'tf-keras=={}.*'".format(minor), command)
     else:
       minor = "{}.{}".format(release.major, release.minor)
-      command = commands[0]
-    argv = shlex.split(command)
-    self.assertEqual(argv[:3], ["python", "-m", "pip"])
-    argv = argv[2:]
+    # The shell expands the line as written, with this TensorFlow's Python
+    # as `python` (where TF is older than 2.16 the line asks TensorFlow
+    # which it is); pip then runs with its arguments.
+    bin_dir = os.path.join(self.tmp, "bin")
+    os.makedirs(bin_dir, exist_ok=True)
+    # A script, not a link: a venv's Python finds its packages from the
+    # path it was started by.
+    wrapper = os.path.join(bin_dir, "python")
+    with open(wrapper, "w") as f:
+      f.write("#!/bin/sh\nexec {} \"$@\"\n".format(shlex.quote(
+          sys.executable)))
+    os.chmod(wrapper, 0o755)
+    expanded = subprocess.run(
+        ["bash", "-c", "printf '%s\\n' " +
+         command[len("python -m pip "):]], capture_output=True, text=True,
+        timeout=300, check=True, env=dict(
+            os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+            PATH=bin_dir + os.pathsep + os.environ.get("PATH", "")))
+    argv = ["pip"] + expanded.stdout.splitlines()
+    self.assertEqual(argv[1:3], ["install", "--no-deps"])
     python = _fake_tensorflow_cpu_venv(self.tmp)
     out = os.path.join(self.tmp, "pip_report.json")
     pip, env = _pip_with_python_option(self.tmp)

@@ -288,7 +288,7 @@ class KerasOptimizerRenameTest(tf.test.TestCase):
                            "--dry_run")
     self.assertRegex(out, r"once tf_upgrade_v2 has converted the rest of "
                      r"the TF1 API \(--tf_upgrade_v2; 1 file uses it, "
-                     r"first: \S*tf1_adam\.py:3\)")
+                     r"first \(output lines\): \S*tf1_adam\.py:3\)")
     # And told what it will do to the Keras optimizer there.
     self.assertRegex(out, r"it renames `tf\.keras\.optimizers\.X` \(\S*"
                      r"tf1_adam\.py:4\) to `tf\.keras\.optimizers\.legacy"
