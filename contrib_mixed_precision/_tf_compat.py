@@ -176,6 +176,44 @@ def loss_scale_weights(loss_scale):
           if k == key]
 
 
+def loss_scale_weight(loss_scale, name):
+  """The weight `name` a TF `LossScale` holds for the current graph, or None.
+
+  Why private: as `loss_scale_weights`; Keras 2's `dynamic_counter` is the
+  `DynamicLossScale`'s `good_steps` variable itself, and `LossScale` has
+  no public accessor for it.
+  """
+  with tf.init_scope():
+    key = graph_key()
+  return loss_scale._weights.get((name, key))  # pylint: disable=protected-access
+
+
+def step_graph(graph=None):
+  """The graph of the `tf.function` being traced, above any cond or loop.
+
+  AutoGraph builds a `tf.cond` branch or a `tf.while_loop` body as a
+  graph of its own, inside the function's. Keras 3's `scale_loss` and the
+  `apply` that follows it belong to one step wherever in that function
+  they are called; a nested `tf.function` is another trace, and stays
+  apart.
+
+  Why private: the branch and body graphs are `ControlFlowFuncGraph`s
+  (`tensorflow.python.ops.control_flow_v2_func_graphs`, TF 2.15 to 2.21),
+  and their link to the enclosing graph is `FuncGraph.outer_graph`; no
+  public API tells them from a `tf.function`'s graph.
+
+  Args:
+    graph: A graph, or None for the current default graph.
+  """
+  from tensorflow.python.ops import control_flow_v2_func_graphs  # pylint: disable=g-import-not-at-top,g-direct-tensorflow-import
+  if graph is None:
+    graph = tf.compat.v1.get_default_graph()
+  while (isinstance(graph, control_flow_v2_func_graphs.ControlFlowFuncGraph)
+         and getattr(graph, "outer_graph", None) is not None):
+    graph = graph.outer_graph
+  return graph
+
+
 def track_trackable(parent, child, name):
   """Makes `child` a named checkpoint dependency of `parent`.
 
@@ -185,6 +223,35 @@ def track_trackable(parent, child, name):
   and using the same names keeps checkpoints interchangeable with it.
   """
   return parent._track_trackable(child, name, overwrite=True)  # pylint: disable=protected-access
+
+
+def checkpoint_keras3_wrapper_as_keras2(wrapper, inner) -> None:
+  """Gives a Keras 3 LossScaleOptimizer Keras 2's checkpoint names.
+
+  Keras 2's LossScaleOptimizer writes a `tf.train.Checkpoint` as its inner
+  optimizer does (`optimizer/_iterations`, `optimizer/_learning_rate`, its
+  slots under `optimizer/_variables/N`), beside `optimizer/loss_scale`.
+  Keras 3's base class made an `_iterations` and a `_learning_rate` of the
+  wrapper's own, which nothing reads, under those names and in its
+  `_variables`. Here those names lead to the inner optimizer's
+  `_iterations` and `_learning_rate`, and `_variables` to nothing: Keras
+  2's `iterations` and learning rate then restore into the inner
+  optimizer, a checkpoint written here never gives Keras 2 a learning rate
+  of 0, and Keras 2's slots (numbered otherwise than Keras 3's) are left
+  unrestored instead of failing on a shape. The Python attributes do not
+  change, nor `wrapper.variables` (a `.keras` file's contents).
+
+  Why private: `_track_trackable` (see `track_trackable`) and
+  `tf.__internal__.tracking.Trackable`, the base class of what can be a
+  checkpoint dependency; Keras 3's variables are such objects, not
+  `tf.Variable`s.
+  """
+  trackable = tf.__internal__.tracking.Trackable
+  for name in ("_iterations", "_learning_rate"):
+    value = getattr(inner, name, None)
+    if isinstance(value, trackable):
+      track_trackable(wrapper, value, name)
+  track_trackable(wrapper, trackable(), "_variables")
 
 
 def in_control_flow_context(graph=None) -> bool:

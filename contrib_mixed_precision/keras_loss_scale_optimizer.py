@@ -17,8 +17,11 @@ optimizer belongs to, so that Keras' `compile` accepts it and, under a
 """
 
 import sys
-from typing import Any, List
+import threading
+from typing import Any, List, Optional
+import weakref
 
+import numpy as np
 import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
@@ -65,11 +68,25 @@ class _LossScaleValue(object):
     """The current scale, a scalar float32 tensor (TF 2.0's `loss_scale()`)."""
     return self._optimizer._current_scale()  # pylint: disable=protected-access
 
+  # What TF 2.4+'s tensor answered.
+  dtype = tf.float32
+  shape = tf.TensorShape([])
+
   def numpy(self):
     return self().numpy()
 
+  def __array__(self, dtype=None, copy=None):
+    del copy  # A new array either way.
+    return np.asarray(self().numpy(), dtype=dtype)
+
   def __float__(self):
     return float(self())
+
+  def __int__(self):
+    return int(float(self()))
+
+  def __format__(self, spec):
+    return format(float(self()), spec)
 
   def __mul__(self, other):
     return self() * other
@@ -82,6 +99,33 @@ class _LossScaleValue(object):
 
   def __rtruediv__(self, other):
     return other / self()
+
+  def __add__(self, other):
+    return self() + other
+
+  def __radd__(self, other):
+    return other + self()
+
+  def __sub__(self, other):
+    return self() - other
+
+  def __rsub__(self, other):
+    return other - self()
+
+  def __neg__(self):
+    return -self()
+
+  def __lt__(self, other):
+    return self() < other
+
+  def __le__(self, other):
+    return self() <= other
+
+  def __gt__(self, other):
+    return self() > other
+
+  def __ge__(self, other):
+    return self() >= other
 
   def __getattr__(self, name):
     if name.startswith("__"):
@@ -113,6 +157,67 @@ class _CallableList(list):
 
   def __call__(self):
     return self
+
+
+class _ScaleLossCalls(object):
+  """The steps in which Keras 3's `scale_loss` was called and not yet applied.
+
+  Keras 3's `fit` calls `scale_loss`, then `apply_gradients` on the scaled
+  gradients, which must unscale them; TF 2.x code calls `apply_gradients`
+  on gradients it unscaled itself (or never scaled), which must not be. A
+  step is one trace of a `tf.function` (the graph being traced, cond and
+  loop branches included), or eager execution, in one thread (`tf.distribute`
+  runs each replica in a thread of its own). Python runs a trace once, and
+  every call of the function replays what it built, so a mark made and
+  taken within one trace holds for every call; a mark is never read from
+  another trace.
+
+  A mark that no `apply` took (`scale_loss` in one `tf.function`, the apply
+  in another, or eagerly) stays while that function's graph lives: it
+  tells an apply with no mark of its own that the gradients it is given may
+  be scaled ones, and the apply refuses to guess.
+  """
+
+  _LOCK = threading.Lock()
+
+  def __init__(self):
+    self._graphs = weakref.WeakKeyDictionary()  # Graph -> set of threads.
+    self._eager = set()  # Threads.
+
+  def _threads(self, create):
+    if tf.executing_eagerly():
+      return self._eager
+    graph = _tf_compat.step_graph()
+    if create:
+      return self._graphs.setdefault(graph, set())
+    return self._graphs.get(graph, set())
+
+  def mark(self) -> None:
+    """`scale_loss` was called in this step."""
+    with self._LOCK:
+      self._threads(create=True).add(threading.get_ident())
+
+  def clear(self) -> None:
+    """`get_unscaled_gradients` was called: the caller unscales this step."""
+    with self._LOCK:
+      self._threads(create=False).discard(threading.get_ident())
+
+  def take(self) -> bool:
+    """Whether this step called `scale_loss` since its last apply."""
+    with self._LOCK:
+      threads = self._threads(create=False)
+      marked = threading.get_ident() in threads
+      threads.discard(threading.get_ident())
+      return marked
+
+  def pending_elsewhere(self) -> bool:
+    """Whether a `scale_loss` of another step still waits for its apply."""
+    with self._LOCK:
+      return bool(self._eager) or any(self._graphs.values())
+
+  def __deepcopy__(self, memo):
+    del memo  # A copied optimizer starts with no step under way.
+    return _ScaleLossCalls()
 
 
 def _refuse_optimizer(optimizer):
@@ -289,7 +394,13 @@ class KerasLossScaleOptimizer(object):
             "Pass 'dynamic' for TF 2.0's dynamic loss scale.")
       manager = manager_lib.LossScaleManager.from_loss_scale(loss_scale)
       tf2_loss_scale = manager.loss_scale
-    self._init_keras(optimizer)
+    # Keras 3's own `__init__` stores its default `initial_scale` and
+    # `dynamic_growth_steps`, which ours answer from `loss_scale`.
+    object.__setattr__(self, "_cmp_in_keras_init", True)
+    try:
+      self._init_keras(optimizer)
+    finally:
+      object.__setattr__(self, "_cmp_in_keras_init", False)
     own = {
         "_cmp_manager": manager,
         # The TF2 object the scale is read from, as TF 2.0 read it; None for
@@ -300,7 +411,7 @@ class KerasLossScaleOptimizer(object):
         "_cmp_skips": not isinstance(tf2_loss_scale, _FixedLossScale),
         "_cmp_advance_on_skip": advance,
         "_cmp_loss_scale_argument": loss_scale,
-        "_cmp_unscaled_by_caller": False,
+        "_cmp_scale_loss_calls": _ScaleLossCalls(),
     }
     for name, value in own.items():
       # Plain attributes: Keras' trackers must not add checkpoint names.
@@ -365,6 +476,70 @@ class KerasLossScaleOptimizer(object):
   def skipped_steps_advance_iterations(self) -> bool:
     return self._cmp_advance_on_skip
 
+  def _loss_scale_config(self):
+    source = self._loss_scale_source()
+    if isinstance(source, manager_lib.LossScaleManager):
+      return {}  # A user's manager: no configuration to read.
+    return source.get_config()
+
+  @property
+  def initial_scale(self) -> Optional[float]:
+    """The scale training started from, a float (Keras 2's attribute).
+
+    For a dynamic scale its initial value, for a fixed one its value; None
+    for a user's `LossScaleManager` subclass, which has no configuration.
+    """
+    config = self._loss_scale_config()
+    for key in ("initial_loss_scale", "loss_scale_value", "init_loss_scale"):
+      if key in config:
+        return float(config[key])
+    return None
+
+  @initial_scale.setter
+  def initial_scale(self, value):
+    self._refuse_assignment("initial_scale", value)
+
+  @property
+  def dynamic_growth_steps(self) -> Optional[int]:
+    """After how many finite steps a dynamic scale grows (Keras 2's).
+
+    None for a fixed scale (and a user's `LossScaleManager` subclass).
+    """
+    config = self._loss_scale_config()
+    for key in ("increment_period", "incr_every_n_steps"):
+      if key in config:
+        return int(config[key])
+    return None
+
+  @dynamic_growth_steps.setter
+  def dynamic_growth_steps(self, value):
+    self._refuse_assignment("dynamic_growth_steps", value)
+
+  def _refuse_assignment(self, name, value):
+    if self.__dict__.get("_cmp_in_keras_init"):
+      return  # Keras 3's `__init__` storing its defaults: ours are read.
+    raise AttributeError(
+        "`{}` of a KerasLossScaleOptimizer is read from its loss scale "
+        "({!r}) and cannot be set (received {!r}). Build a new "
+        "KerasLossScaleOptimizer with the loss scale you want.".format(
+            name, self._loss_scale_source(), value))
+
+  @property
+  def dynamic_counter(self) -> Optional[tf.Variable]:
+    """The count of finite steps since the scale last changed (Keras 2's).
+
+    The int64 variable itself (`good_steps`), as Keras 2 returned it: for
+    a `DynamicLossScale`, and for an `ExponentialUpdateLossScaleManager`
+    (its good-step count). None for a fixed scale, as in Keras 2.
+    """
+    source = self._loss_scale_source()
+    if isinstance(source, tf.compat.v1.mixed_precision.DynamicLossScale):
+      return _tf_compat.loss_scale_weight(source, "good_steps")
+    if isinstance(self._cmp_manager,
+                  manager_lib.ExponentialUpdateLossScaleManager):
+      return self._cmp_manager.variables()[1]
+    return None
+
   def get_scaled_loss(self, loss):
     """`loss` times the loss scale, cast to the loss's dtype (TF 2.x API).
 
@@ -388,8 +563,10 @@ class KerasLossScaleOptimizer(object):
   def get_unscaled_gradients(self, grads) -> List[Any]:
     """Each gradient times `1 / scale` cast to its dtype (TF 2.x API).
 
-    After this, `apply_gradients` takes these gradients as they are (it
-    does not unscale them again), even under Keras 3.
+    `apply_gradients` then takes the gradients as they are, as in Keras 2:
+    it never unscales unless Keras 3's `scale_loss` was called in the same
+    step (see `apply_gradients`). A `scale_loss` earlier in this step is
+    taken back: the caller unscales.
 
     Args:
       grads: Gradients; None stays None, an `IndexedSlices` has its values
@@ -398,7 +575,7 @@ class KerasLossScaleOptimizer(object):
     Returns:
       A list the length of `grads`.
     """
-    object.__setattr__(self, "_cmp_unscaled_by_caller", True)
+    self._cmp_scale_loss_calls.clear()
     return self._unscale(grads)
 
   def _unscale(self, grads) -> List[Any]:
@@ -523,8 +700,9 @@ class _Keras3(KerasLossScaleOptimizer):
   """Under Keras 3: a `keras.optimizers.LossScaleOptimizer`.
 
   Keras 3's `fit` scales the loss with `scale_loss` and hands
-  `apply_gradients` the scaled gradients, which it unscales; after TF 2.x's
-  `get_unscaled_gradients` it takes them as they are.
+  `apply_gradients` the scaled gradients, which it unscales; TF 2.x code
+  (Keras 2's API) hands it gradients it unscaled itself, which it applies
+  as they are. Which one a call is, the step decides (`_ScaleLossCalls`).
   """
 
   def _init_keras(self, optimizer):
@@ -532,6 +710,7 @@ class _Keras3(KerasLossScaleOptimizer):
     super(KerasLossScaleOptimizer, self).__init__(  # pylint: disable=bad-super-call
         optimizer, name=None)
     _tf_compat.track_trackable(self, optimizer, "base_optimizer")
+    _tf_compat.checkpoint_keras3_wrapper_as_keras2(self, optimizer)
 
   def _keras_inner(self):
     return self.inner_optimizer
@@ -545,8 +724,15 @@ class _Keras3(KerasLossScaleOptimizer):
     super(keras_lso, self).build(var_list)  # pylint: disable=bad-super-call
 
   def scale_loss(self, loss):
-    """Keras 3's name for `get_scaled_loss` (used by `fit`)."""
-    return self.get_scaled_loss(loss)
+    """`loss` times the scale, for Keras 3's `fit` (or a Keras 3 loop).
+
+    The next `apply_gradients` (or `apply`) of the same step (the same
+    `tf.function` trace, or eagerly, the same thread) unscales the
+    gradients it is given, as Keras 3's own `LossScaleOptimizer` does.
+    """
+    scaled = self.get_scaled_loss(loss)
+    self._cmp_scale_loss_calls.mark()
+    return scaled
 
   @property
   def dynamic_scale(self) -> tf.Tensor:
@@ -555,13 +741,30 @@ class _Keras3(KerasLossScaleOptimizer):
 
   def apply_gradients(self, grads_and_vars, name=None,
                       experimental_aggregate_gradients=True):
-    """Keras 3's `apply_gradients`, also taking TF 2.x's arguments.
+    """Applies the gradients unless the policy skips the step.
+
+    Whether it unscales them is decided by what the caller did in this
+    step (this `tf.function` trace, or eagerly, this thread), never by
+    state of another trace:
+
+    * after Keras 3's `scale_loss` in this step (Keras 3's `fit`), the
+      gradients are scaled: it unscales them, as Keras 3's own class does;
+    * otherwise (TF 2.x's API: `get_unscaled_gradients` first, in this
+      step or another, or no scaling at all), it applies them as they are,
+      as Keras 2's `LossScaleOptimizer` did;
+    * if no `scale_loss` of this step is known but one of another step
+      still waits for its apply, the gradients may be either: it refuses.
 
     TF 2.x code passes `name` (positionally, too: `apply_gradients(gv,
     name)`); Keras 3's own signature has no room for it, and it only named
     a scope. Keras 3 always aggregates across replicas, so
     `experimental_aggregate_gradients=False` (gradients the caller already
     all-reduced) cannot be kept and is refused.
+
+    Raises:
+      NotImplementedError: For `experimental_aggregate_gradients=False`.
+      ValueError: If it cannot tell whether the gradients are scaled (the
+        last case above).
     """
     del name  # Only ever a name scope.
     if not experimental_aggregate_gradients:
@@ -578,18 +781,106 @@ class _Keras3(KerasLossScaleOptimizer):
     return _CallableList(super().variables)
 
   def apply(self, grads, trainable_variables=None):
+    """Keras 3's `apply`: unscales as `apply_gradients` says, then applies.
+
+    Raises:
+      ValueError: As `apply_gradients`.
+    """
+    calls = self._cmp_scale_loss_calls
+    unscale = calls.take()
+    if not unscale and calls.pending_elsewhere():
+      raise ValueError(
+          "KerasLossScaleOptimizer cannot tell whether the gradients given "
+          "to `apply_gradients` are scaled. Keras 3's `scale_loss` was "
+          "called in another `tf.function` (or another eager step) whose "
+          "gradients were not applied there, so these may be those scaled "
+          "gradients (which need unscaling) or gradients already unscaled "
+          "by `get_unscaled_gradients` (which must not be unscaled again). "
+          "Call `scale_loss` and `apply_gradients` in the same "
+          "`tf.function` (or eager step), or use TF 2.x's API throughout: "
+          "`get_scaled_loss`, `get_unscaled_gradients`, then "
+          "`apply_gradients`, which applies the gradients as they are.")
+    self._apply_step(list(grads), trainable_variables, unscale)
+
+  def _apply_step(self, grads, trainable_variables, unscale):
     if not self.built:
       with tf.init_scope():
         self.build(trainable_variables)
       self.built = True
     if trainable_variables is None:
       trainable_variables = self._trainable_variables
-    grads = list(grads)
-    if self._cmp_unscaled_by_caller:
-      object.__setattr__(self, "_cmp_unscaled_by_caller", False)
-    else:
+    if unscale:
       grads = self._unscale(grads)
     self._loss_scale_step(grads, trainable_variables)
+
+  def compute_gradients(self, loss, var_list, tape=None):
+    """Keras 2's `compute_gradients`: the unscaled gradients of `loss`.
+
+    The loss is scaled (inside `tape`), differentiated and the gradients
+    unscaled, as Keras 2's `LossScaleOptimizer` did.
+
+    Args:
+      loss: A tensor computed under `tape`, or a callable returning one.
+      var_list: The variables, or a callable returning them.
+      tape: The `tf.GradientTape` the tensor `loss` was computed under.
+
+    Returns:
+      A list of (unscaled gradient, variable) pairs.
+
+    Raises:
+      ValueError: If `loss` is a tensor and `tape` is None.
+    """
+    return self._compute_unscaled(loss, var_list, None, tape)
+
+  def _compute_unscaled(self, loss, var_list, grad_loss, tape):
+    if not callable(loss) and tape is None:
+      raise _validation.invalid(
+          ValueError, "tape", "the tf.GradientTape that computed `loss`",
+          tape, "A tensor `loss` needs the tape it was computed under: "
+          "`minimize(loss, var_list, tape=tape)`, or pass a callable "
+          "`loss`.")
+    tape = tf.GradientTape() if tape is None else tape
+    with tape:
+      if callable(loss):
+        loss = loss()
+      if callable(var_list):
+        var_list = var_list()
+      scaled = self.get_scaled_loss(loss)
+    var_list = list(var_list)
+    grads = tape.gradient(scaled, var_list, grad_loss)
+    return list(zip(self._unscale(grads), var_list))
+
+  def minimize(self, loss, var_list, grad_loss=None, name=None, tape=None):
+    """Keras 2's `minimize`: scales, unscales and applies in one call.
+
+    Keras 3's optimizers have no `minimize`; TF 2.x code calls it in a
+    custom `train_step` (`minimize(loss, vars, tape=tape)`) or a loop. The
+    gradients are unscaled here and applied as they are, as in Keras 2.
+    Keras 2's new optimizers took the tape third
+    (`minimize(loss, var_list, tape)`), its legacy ones `grad_loss`: a
+    `tf.GradientTape` third is the tape.
+
+    Args:
+      loss: A tensor computed under `tape`, or a callable returning one.
+      var_list: The variables, or a callable returning them.
+      grad_loss: Optional, the gradient of the loss (legacy optimizers).
+      name: Unused (it only named a scope).
+      tape: The `tf.GradientTape` the tensor `loss` was computed under.
+
+    Returns:
+      The inner optimizer's `iterations`.
+
+    Raises:
+      ValueError: If `loss` is a tensor and `tape` is None.
+    """
+    del name  # Only ever a name scope.
+    if tape is None and isinstance(grad_loss, tf.GradientTape):
+      tape, grad_loss = grad_loss, None
+    grads_and_vars = self._compute_unscaled(loss, var_list, grad_loss, tape)
+    grads_and_vars = [(g, v) for g, v in grads_and_vars if g is not None]
+    self._apply_step([g for g, _ in grads_and_vars],
+                     [v for _, v in grads_and_vars], unscale=False)
+    return self.iterations
 
   def stateless_apply(self, optimizer_variables, grads, trainable_variables):
     raise NotImplementedError(
@@ -611,24 +902,6 @@ class _Keras2Common(KerasLossScaleOptimizer):
   def _keras_inner(self):
     return self.inner_optimizer
 
-  @property
-  def initial_scale(self):
-    source = self._loss_scale_source()
-    config = getattr(source, "get_config", dict)()
-    for key in ("initial_loss_scale", "loss_scale_value", "init_loss_scale"):
-      if key in config:
-        return config[key]
-    return None
-
-  @property
-  def dynamic_growth_steps(self):
-    config = getattr(self._loss_scale_source(), "get_config", dict)()
-    return config.get("increment_period")
-
-  @property
-  def dynamic_counter(self):
-    return None
-
   def _apply_keras2(self, grads_and_vars, options):
     grads_and_vars = [
         (g, v) for g, v in grads_and_vars if g is not None]
@@ -637,7 +910,6 @@ class _Keras2Common(KerasLossScaleOptimizer):
     if tf.distribute.in_cross_replica_context():
       raise ValueError("apply_gradients() must be called in a replica "
                        "context.")
-    object.__setattr__(self, "_cmp_unscaled_by_caller", False)
     grads = [g for g, _ in grads_and_vars]
     variables = [v for _, v in grads_and_vars]
     return self._loss_scale_step(grads, variables, options)
@@ -686,7 +958,9 @@ class _Keras2(_Keras2Common):
     options = dict(kwargs)
     options["skip_gradients_aggregation"] = skip_gradients_aggregation
     options["name"] = name
-    return self._apply_keras2(grads_and_vars, options)
+    # None, as Keras 2's LossScaleOptimizer returns for these optimizers: a
+    # `tf.function` may return what `apply_gradients` returned.
+    self._apply_keras2(grads_and_vars, options)
 
   def _inner_apply(self, grads, variables, options):
     options = dict(options)

@@ -121,6 +121,42 @@ class TfCompatTest(tf.test.TestCase):
     self.assertIn("ls/extra/.ATTRIBUTES/VARIABLE_VALUE",
                   [name for name, _ in tf.train.list_variables(path)])
 
+  def test_loss_scale_weight(self):
+    loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale(8., 3, 2.)
+    counter = _tf_compat.loss_scale_weight(loss_scale, "good_steps")
+    self.assertEqual(tf.int64, counter.dtype)
+    loss_scale.update([tf.constant(1.0)])
+    self.assertEqual(1, int(counter.numpy()))
+    self.assertIsNone(_tf_compat.loss_scale_weight(loss_scale, "no_such"))
+
+  def test_step_graph(self):
+    seen = {}
+
+    def record(name):
+      seen[name] = _tf_compat.step_graph()
+      return tf.constant(1.0)
+
+    @tf.function
+    def inner():
+      return record("nested")
+
+    @tf.function
+    def outer(x):
+      seen["outer"] = tf.compat.v1.get_default_graph()
+      record("body")
+      tf.cond(x > 0, lambda: record("cond"), lambda: tf.constant(0.0))
+      tf.while_loop(lambda i: i < 2,
+                    lambda i: (record("while"), i + 1)[1], [0])
+      return inner()
+
+    outer(tf.constant(1.0))
+    for name in ("body", "cond", "while"):
+      self.assertIs(seen["outer"], seen[name], name)
+    # A nested tf.function is a trace of its own.
+    self.assertIsNot(seen["outer"], seen["nested"])
+    with tf.Graph().as_default() as g:
+      self.assertIs(g, _tf_compat.step_graph())
+
   def test_track_trackable(self):
     opt = tf.compat.v1.train.GradientDescentOptimizer(0.1)
     child = tf.Variable(1.0)
