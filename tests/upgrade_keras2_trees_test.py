@@ -19,6 +19,7 @@ then runs under Keras 3 and must print the same lines, bit for bit.
 One subprocess per tree and Keras: the time goes to TensorFlow's start-up.
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import unittest
 
+import numpy as np
 import tensorflow as tf
 
 import upgrade_fixture_util as util
@@ -219,6 +221,123 @@ class Keras2TreesTest(tf.test.TestCase):
     report = self.reports["barlow_twins"]
     self.assertIn("TensorFlow pinned by the tree: Dockerfile:1", report)
     self.assertIn("5 of 5 Python files will run", report)
+
+
+# The TF 2.0-2.3 trees (the experimental Policy API): their TensorFlow is
+# gone, so the judge of the scale and `iterations` is TF's own
+# `DynamicLossScale`, TF 2.0's class, driven with the steps' finite or
+# non-finite inputs; TF 2.0-2.2 counted only applied steps (neither tree
+# pins TensorFlow, so the command keeps that rule). One process per Keras
+# runs the MRI package's two training scripts and the notebook's cells.
+_TF20_DRIVER = """
+import os, runpy, sys
+mri, notebook = sys.argv[1:3]
+sys.path.insert(0, mri)
+os.chdir(mri)
+for script in ("train_segmentation.py", "train_reconstruction.py"):
+  runpy.run_path(script, run_name="__main__")
+os.chdir(os.path.dirname(notebook))
+runpy.run_path(notebook, run_name="__main__")
+"""
+
+
+def _notebook_program(path, out):
+  """The notebook's code cells as one program; IPython lines become pass."""
+  with open(path, encoding="utf-8") as f:
+    notebook = json.load(f)
+  lines = []
+  for cell in notebook["cells"]:
+    if cell["cell_type"] == "code":
+      lines += ["pass" if line.startswith(("!", "%")) else line
+                for line in "".join(cell["source"]).split("\n")]
+  with open(out, "w", encoding="utf-8") as f:
+    f.write("\n".join(lines) + "\n")
+
+
+def _tf20_reference(inputs):
+  """TF 2.0's scale and applied-step count after each step."""
+  loss_scale = tf.compat.v1.mixed_precision.DynamicLossScale()
+  applied, rows = 0, []
+  for row in inputs:
+    finite = bool(np.all(np.isfinite(row)))
+    loss_scale.update([tf.constant(1. if finite else float("nan"))])
+    applied += finite
+    rows.append((float(loss_scale()), applied))
+  return rows
+
+
+@unittest.skipIf(tf.__version__ < "2.16",
+                 "Keras 3 is TensorFlow's Keras from 2.16 on")
+class Tf20TreesTest(tf.test.TestCase):
+
+  @classmethod
+  def setUpClass(cls):
+    super().setUpClass()
+    cls.tmp = tempfile.mkdtemp(prefix="upgrade_keras2_trees_test_tf20_")
+    _, cls.mri, cls.mri_report = _convert("mri_package", cls.tmp)
+    _, cls.nb_tree, cls.nb_report = _convert("mp_notebook", cls.tmp)
+    # compile.py builds its optimizer from `policy.loss_scale`, which no
+    # Keras has. The report's fix (read `model.optimizer.loss_scale`)
+    # cannot run there, before `compile`; the test writes what TF 2.1-2.3's
+    # `Policy('mixed_float16')` held, "dynamic".
+    path = os.path.join(cls.mri, "mrinet", "compile.py")
+    source = util.read_text(path)
+    if source.count("loss_scale=policy.loss_scale)") != 1:
+      raise AssertionError("compile.py changed:\n" + source)
+    with open(path, "w", encoding="utf-8") as f:
+      f.write(source.replace("loss_scale=policy.loss_scale)",
+                             "loss_scale=\"dynamic\")"))
+    program = os.path.join(cls.nb_tree, "notebook_program.py")
+    _notebook_program(os.path.join(cls.nb_tree, "mixed_precision_demo.ipynb"),
+                      program)
+    cls.found = {}
+    for keras, env in (("keras3", _keras3_env()),
+                       ("tf_keras", util.legacy_keras_env())):
+      cls.found[keras] = _steps(cls.tmp, ["-c", _TF20_DRIVER],
+                                [cls.mri, program], env)
+    spec = importlib.util.spec_from_file_location(
+        "mri_data", os.path.join(cls.mri, "mrinet", "data.py"))
+    data = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(data)
+    cls.inputs = {"segmentation": data.SLICES, "reconstruction": data.SLICES}
+
+  @classmethod
+  def tearDownClass(cls):
+    shutil.rmtree(cls.tmp, ignore_errors=True)
+    super().tearDownClass()
+
+  def _judge(self, case, inputs):
+    want = _tf20_reference(inputs)
+    self.assertEqual(want[-1][0], 1.)
+    for keras, found in self.found.items():
+      with self.subTest(case=case, keras=keras):
+        records = found[case]
+        self.assertEqual([(float.fromhex(r["scale"]), r["iterations"])
+                          for r in records], want)
+        # A skipped step leaves the weights alone; an applied one moves.
+        for before, after, row in zip(records, records[1:], inputs[1:]):
+          moved = before["weights"] != after["weights"]
+          self.assertEqual(moved, bool(np.all(np.isfinite(row))))
+    # Both Kerases train the converted program to the same weights.
+    self.assertEqual(self.found["keras3"][case], self.found["tf_keras"][case])
+
+  def test_mri_package_compile_py_after_the_loss_scale_fix(self):
+    self.assertIn("mrinet/compile.py:12: `loss_scale` of a Policy",
+                  self.mri_report)
+    source = util.read_text(os.path.join(self.mri, "mrinet", "compile.py"))
+    self.assertIn("(policy.variable_dtype != policy.compute_dtype)", source)
+    for case in ("segmentation", "reconstruction"):
+      self._judge(case, self.inputs[case])
+
+  def test_notebook_set_policy_string_and_compile(self):
+    self.assertIn("cell 5, line 5: `model.compile(optimizer=tf.keras."
+                  "optimizers.SGD(0.125, momentum=0.5), loss='mse')` -> "
+                  "`model.compile(optimizer=contrib_mixed_precision."
+                  "KerasLossScaleOptimizer(", self.nb_report)
+    inf, nan = float("inf"), float("nan")
+    inputs = ([[.25, .5], [inf, .25], [.125, .25]] + [[nan, .25]] * 8
+              + [[inf, .5]] * 9 + [[.25, .25], [.5, .25]])
+    self._judge("notebook", inputs)
 
 
 if __name__ == "__main__":
