@@ -25,6 +25,16 @@ What no spelling keeps (a Policy's `loss_scale`, the float16 graph rewrite
 of a Keras optimizer, NVIDIA's `TF_ENABLE_AUTO_MIXED_PRECISION`) is recorded
 as "not kept", with the fix, for the report's "Before you run it".
 
+TF 2.4-2.15's Keras 2 API (the third generation) runs on Keras 3 only
+with other numbers, or not at all: `LossScaleOptimizer(opt, dynamic,
+initial_scale, dynamic_growth_steps)` becomes `KerasLossScaleOptimizer`
+with TF's `DynamicLossScale` (multiplier 2) or `FixedLossScale`, counting
+skipped steps as Keras 2 did (contract 17). Where a module sets a
+`mixed_float16` policy and calls `compile`, the optimizer given to `compile`
+is wrapped as Keras 2's (or TF 2.0-2.3's, with the Policy's loss scale)
+`compile` wrapped it. What cannot be read exactly is left and recorded as a
+"stop": the report names the line, and the file does not "run".
+
 Names reached through `tf.compat.v1` (`tf.compat.v1.train.experimental.X`,
 `tf.compat.v1.mixed_precision.experimental.X`) still exist and are left
 alone; Keras' experimental module is gone under `compat.v1` too.
