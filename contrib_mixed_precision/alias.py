@@ -199,15 +199,33 @@ def _keras_experimental(mixed_precision):
       "`contrib_mixed_precision.install_alias()`.")
 
   def policy(name, loss_scale="auto"):
-    """TF 2.x's `Policy(name, loss_scale)`: today's Policy, and a warning."""
-    if loss_scale not in ("auto", None) or (
-        loss_scale is None and name == "mixed_float16"):
+    """TF 2.x's `Policy(name, loss_scale)`: today's Policy, and a warning.
+
+    TF 2.1-2.8's `compile` wrapped the optimizer in a LossScaleOptimizer
+    with the policy's loss scale, and left it alone for `loss_scale=None`.
+    Today's `compile` wraps it in Keras' own dynamic LossScaleOptimizer
+    for every `mixed_float16` policy, whatever `loss_scale` said: each
+    `loss_scale` it would get other numbers from is warned about.
+    """
+    if loss_scale is None and name == "mixed_float16":
+      warnings.warn(
+          "`Policy('mixed_float16', loss_scale=None)`: TF 2.x's `compile` "
+          "did not scale the loss with this policy, but today's `compile` "
+          "wraps the optimizer in Keras' dynamic LossScaleOptimizer, which "
+          "scales the loss and skips non-finite steps. To train as TF 2.x "
+          "did, compile with "
+          "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, 1)`: "
+          "a fixed scale of 1 scales nothing and skips no step, and "
+          "`compile` does not wrap it again.", stacklevel=2)
+    elif loss_scale not in ("auto", None):
       warnings.warn(
           "`Policy({!r}, loss_scale={!r})`: today's Keras Policy has no loss "
           "scale, so `compile` will not use this one. Wrap the optimizer the "
           "model is compiled with: "
           "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
-          "loss_scale)`.".format(name, loss_scale), stacklevel=2)
+          "loss_scale)` (add `skipped_steps_advance_iterations=True` for "
+          "code written for TF 2.3 or later, whose skipped steps advanced "
+          "`iterations`).".format(name, loss_scale), stacklevel=2)
     return mixed_precision.Policy(name)
 
   module.Policy = policy
@@ -311,7 +329,8 @@ def install_alias() -> None:
     wraps a Keras one in `KerasLossScaleOptimizer` (turning Grappler's
     float16 rewrite on, as TF 2.x did; it casts only on a GPU);
   * `tf.keras.mixed_precision.experimental`: `Policy` (its `loss_scale` is
-    not used by today's Keras, and a warning says so), `set_policy`,
+    not used by today's Keras, and a warning says so and what to compile
+    with instead; for `loss_scale=None`, a fixed scale of 1), `set_policy`,
     `global_policy`, `get_layer_policy` and `LossScaleOptimizer`, which is
     this package's `KerasLossScaleOptimizer`.
 

@@ -54,6 +54,7 @@ _VAL = "contrib_mixed_precision/_validation.py"
 _UN = "contrib_mixed_precision/unscale.py"
 _TFC = "contrib_mixed_precision/_tf_compat.py"
 _STEP = "contrib_mixed_precision/step_scale.py"
+_KLSO = "contrib_mixed_precision/keras_loss_scale_optimizer.py"
 # The upgrade command (reported apart from the score).
 _U_SIG = "contrib_mp_upgrade/signals.py"
 _U_COMMIT = "contrib_mp_upgrade/commit.py"
@@ -61,7 +62,7 @@ _U_CHECK = "contrib_mp_upgrade/check.py"
 _U_CLI = "contrib_mp_upgrade/cli.py"
 _U_WORKERS = "contrib_mp_upgrade/workers.py"
 # The modules the score is given for.
-SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP)
+SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP, _KLSO)
 
 _EAGER = "tests/eager_compiled_test.py"
 _DUP = "tests/duplicate_sum_test.py"
@@ -92,6 +93,10 @@ _F64_ORACLE = "tests/unscale_oracle_test.py::Float64VariablesTest"
 _USABLE = "tests/step_scale_test.py::UsableScaleTest"
 _REFUSED = "tests/step_scale_test.py::RefusedScaleTest"
 _U_EDGES = "tests/upgrade_hostile_run_test.py::CleanupAndCommitEdgesTest::"
+# KerasLossScaleOptimizer against Keras 2 running the same program (every
+# case of the class reads one pair of runs: the judge's and the converted).
+_K2API = "tests/keras_loss_scale_optimizer_test.py::Keras2ApiTest::"
+_K3STEP = "tests/keras_loss_scale_optimizer_test.py::Keras3StepTest::"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -420,6 +425,68 @@ MUTANTS = (
            "  if isinstance(opt, tf.compat.v1.train.SyncReplicasOptimizer):",
            "  if False:",
            (_WRAP,), "LossScaleOptimizer(SyncReplicasOptimizer) accepted"),
+    # -- keras_loss_scale_optimizer.py: Keras 2's API under Keras 3 (issue 49)
+    Mutant("K01", _KLSO,
+           "    scaled = self.get_scaled_loss(loss)\n"
+           "    self._cmp_scale_loss_calls.mark()\n",
+           "    scaled = self.get_scaled_loss(loss)\n",
+           (_K2API + "test_steps_match_keras2_fit",),
+           "Keras 3's fit: apply never unscales the scaled gradients"),
+    Mutant("K02", _KLSO,
+           "      marked = threading.get_ident() in threads\n"
+           "      threads.discard(threading.get_ident())\n",
+           "      marked = threading.get_ident() in threads\n",
+           (_K2API + "test_steps_match_keras2_fit_then_split",),
+           "an apply does not take its step's scale_loss mark (it outlives "
+           "the step)"),
+    Mutant("K03", _KLSO,
+           "    if not unscale and calls.pending_elsewhere():",
+           "    if False:",
+           (_K3STEP + "test_split_scale_loss_refuses",),
+           "scaled gradients of another tf.function applied unscaled, "
+           "silently"),
+    Mutant("K04", _KLSO,
+           "    graph = _tf_compat.step_graph()\n",
+           "    graph = tf.compat.v1.get_default_graph()\n",
+           (_K3STEP + "test_scale_loss_then_apply_in_a_branch",),
+           "a cond branch is taken for another step than its function"),
+    Mutant("K05", _KLSO,
+           "      if key in config:\n        return float(config[key])",
+           "      if key in config:\n        return config[key]",
+           (_K2API + "test_attributes_match_keras2_floor",),
+           "initial_scale is the number given, not Keras 2's float"),
+    Mutant("K06", _KLSO,
+           "      return _tf_compat.loss_scale_weight(source, \"good_steps\")",
+           "      return None",
+           (_K2API + "test_attributes_match_keras2_default",),
+           "dynamic_counter is None for a dynamic scale"),
+    Mutant("K07", _KLSO,
+           "                     [v for _, v in grads_and_vars], "
+           "unscale=False)",
+           "                     [v for _, v in grads_and_vars], "
+           "unscale=True)",
+           (_K2API + "test_steps_match_keras2_minimize_tape",),
+           "minimize unscales twice under Keras 3"),
+    Mutant("K08", _KLSO,
+           "    _tf_compat.checkpoint_keras3_wrapper_as_keras2(self, "
+           "optimizer)\n",
+           "",
+           (_K2API + "test_checkpoints_cross_with_keras2",),
+           "Keras 3's own _iterations and _learning_rate in checkpoints"),
+    Mutant("K09", _KLSO,
+           "    def skip_fn():\n      if advance:\n"
+           "        iterations.assign_add(1)",
+           "    def skip_fn():\n      if False:\n"
+           "        iterations.assign_add(1)",
+           (_K2API + "test_steps_match_keras2_function",),
+           "a skipped step in a tf.function does not advance iterations"),
+    Mutant("K10", _KLSO,
+           "        \"_cmp_skips\": not isinstance(tf2_loss_scale, "
+           "_FixedLossScale),",
+           "        \"_cmp_skips\": True,",
+           (_K2API + "test_steps_match_keras2_eager",),
+           "a fixed scale skips non-finite steps (Keras 2's dynamic=False "
+           "applied them)"),
     # -- _validation.py (reported apart from the score)
     Mutant("V01", _VAL,
            "  if not minimum <= value32 <= maximum:",

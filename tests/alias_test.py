@@ -316,6 +316,48 @@ class AliasTest(tf.test.TestCase, parameterized.TestCase):
         """)
     self.assertIn("KerasLossScaleOptimizer(optimizer, loss_scale)", stdout)
 
+  def test_tf2x_policy_without_loss_scale_warns_and_advice_runs(self):
+    # TF 2.4-2.8's `Policy('mixed_float16', loss_scale=None)` made
+    # `compile` leave the optimizer alone: no loss scaling. Today's
+    # `compile` wraps it in Keras' dynamic LossScaleOptimizer: other
+    # numbers, so it must warn, with advice that runs and trains as TF 2.x
+    # did (every step applied, a NaN one too; the scale stays 1).
+    stdout = _run("""
+        install_alias()
+        import json, warnings
+        import numpy as np
+        import tensorflow as tf
+        mpe = tf.keras.mixed_precision.experimental
+        with warnings.catch_warnings(record=True) as caught:
+          warnings.simplefilter("always")
+          mpe.Policy("float32", loss_scale=None)
+          quiet = len(caught)
+          policy = mpe.Policy("mixed_float16", loss_scale=None)
+        mpe.set_policy(policy)
+        model = tf.keras.Sequential([tf.keras.Input([2]),
+                                     tf.keras.layers.Dense(1)])
+        mpe.set_policy("float32")
+        opt = cmp.KerasLossScaleOptimizer(tf.keras.optimizers.SGD(0.1), 1)
+        model.compile(optimizer=opt, loss="mse")
+        x = np.ones([8, 2], np.float32)
+        x[5, 0] = np.nan
+        model.fit(x, np.ones([8, 1], np.float32), batch_size=4, verbose=0)
+        print(json.dumps({
+            "quiet": quiet, "warning": str(caught[-1].message),
+            "same_optimizer": model.optimizer is opt,
+            "iterations": int(opt.iterations), "scale": float(opt.loss_scale),
+            "finite": bool(np.all(np.isfinite(model.get_weights()[0])))}))
+        """)
+    result = json.loads(stdout.strip().splitlines()[-1])
+    self.assertEqual(0, result["quiet"])
+    self.assertIn("did not scale the loss", result["warning"])
+    self.assertIn("KerasLossScaleOptimizer(optimizer, 1)", result["warning"])
+    self.assertEqual(
+        {"same_optimizer": True, "iterations": 2, "scale": 1.0,
+         "finite": False},
+        {k: result[k] for k in ("same_optimizer", "iterations", "scale",
+                                "finite")})
+
   @parameterized.parameters("row1_train_experimental.py",
                             "row3_graph_rewrite_v1.py")
   def test_unconverted_tf2x_program_keeps_tf20_numbers(self, name):

@@ -86,6 +86,33 @@ class OtherKerasApiTest(checks.ApiChecks):
     self.check_second_argument_reaches_inner_positionally(keras_name)
 
 
+class TfKerasKeras2ApiTest(checks.Keras2ApiChecks):
+  """The converted program under tf-keras too (TF 2.16+): Keras 2's numbers.
+
+  The same class must keep Keras 2's numbers when a converted tree runs
+  under Keras 2 (`TF_USE_LEGACY_KERAS=1`). TF 2.15's one Keras runs in
+  keras_loss_scale_optimizer_test.py.
+  """
+
+  def setUp(self):
+    super().setUp()
+    if "tf_keras_package" not in _OTHER:
+      self.skipTest("tf_keras is not installed beside Keras 3 here")
+
+  @parameterized.named_parameters(
+      *[dict(testcase_name="_" + s, style=s) for s in checks.API_STYLES])
+  def test_steps_match_keras2(self, style):
+    self.check_steps_match_keras2("tf_keras_package", style)
+
+  @parameterized.named_parameters(
+      *[dict(testcase_name="_" + f, form=f) for f in checks.API_FORMS])
+  def test_attributes_match_keras2(self, form):
+    self.check_attributes_match_keras2("tf_keras_package", form)
+
+  def test_checkpoints_cross_with_keras2(self):
+    self.check_checkpoints_cross("tf_keras_package")
+
+
 class MirroredStrategyTest(checks.MirroredStrategyChecks):
   """`fit` under `MirroredStrategy` on 2 logical CPUs (a subprocess each)."""
 

@@ -76,6 +76,40 @@ class KerasFileTest(checks.KerasFileChecks):
     self.check_keras_file_round_trip(keras_name)
 
 
+class Keras2ApiTest(checks.Keras2ApiChecks):
+  """TF 2.4-2.15's Keras API, converted, against Keras 2 running it.
+
+  Keras 2 is tf-keras on TF 2.16+ (skipped where it is not installed), and
+  TF 2.15's own Keras there. Each test reads the same two processes' runs
+  (the reference program and the converted one, every form and style).
+  """
+
+  @parameterized.named_parameters(
+      *[dict(testcase_name="_" + s, style=s) for s in checks.API_STYLES])
+  def test_steps_match_keras2(self, style):
+    self.check_steps_match_keras2(_CORE[0], style)
+
+  @parameterized.named_parameters(
+      *[dict(testcase_name="_" + f, form=f) for f in checks.API_FORMS])
+  def test_attributes_match_keras2(self, form):
+    self.check_attributes_match_keras2(_CORE[0], form)
+
+  def test_checkpoints_cross_with_keras2(self):
+    self.check_checkpoints_cross(_CORE[0])
+
+
+class Keras3StepTest(checks.Keras3StepChecks):
+
+  def test_split_scale_loss_refuses(self):
+    self.check_split_scale_loss_refuses()
+
+  def test_scale_loss_then_apply_in_a_branch(self):
+    self.check_scale_loss_then_apply_in_a_branch()
+
+  def test_keras2_attributes_are_read_only(self):
+    self.check_keras2_attributes_are_read_only()
+
+
 class ApiTest(checks.ApiChecks):
 
   @parameterized.named_parameters(*checks.named(checks.ALL_KERASES))

@@ -22,9 +22,11 @@ Keras 2.15 on TF 2.15), and tf-keras where it is installed, with its new
 and its legacy optimizers.
 """
 
+import functools
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -675,3 +677,224 @@ class MirroredStrategyChecks(_Case):
     # Both replicas hold the same weights.
     self.assertEqual(result["steps"][-1][2], result["replica_1_w"])
 
+
+
+# -- Keras 2's API (TF 2.4-2.15), judged by Keras 2 itself -------------------
+
+_API_PROGRAM = "keras2_lso_api.py"
+_CHECKPOINT_PROGRAM = "keras2_lso_checkpoint.py"
+API_FORMS = ("default", "fixed", "floor")
+API_STYLES = ("eager", "function", "split_eager_apply", "split_functions",
+              "accumulate", "retrace", "minimize_callable", "minimize_tape",
+              "fit", "fit_eagerly", "train_step", "train_step_minimize",
+              "inspect_then_fit", "fit_then_split")
+
+
+def _keras2_env(keras_name):
+  """The environment in which `tf.keras` is Keras 2, or the Keras named.
+
+  `keras_name` None: Keras 2, the judge (tf-keras on TF 2.16+, TF 2.15's
+  own Keras); else the Keras the converted program runs under.
+  """
+  env = program_util.child_env()
+  env.pop("TF_USE_LEGACY_KERAS", None)
+  if keras_name is None:
+    if _is_keras3(tf.keras):
+      if importlib.util.find_spec("tf_keras") is None:
+        return None
+      env["TF_USE_LEGACY_KERAS"] = "1"
+  elif keras_name == "tf_keras_package":
+    env["TF_USE_LEGACY_KERAS"] = "1"
+  return env
+
+
+def _run_json(program, args, env, timeout=600):
+  proc = subprocess.run(
+      [sys.executable, program_util.program_path(program)] + list(args),
+      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+      timeout=timeout, check=False)
+  if proc.returncode != 0:
+    raise AssertionError("{} {} failed ({}):\n{}".format(
+        program, " ".join(args), proc.returncode,
+        proc.stderr.decode("utf-8", "replace")[-6000:]))
+  return json.loads(proc.stdout.decode().strip().splitlines()[-1])
+
+
+@functools.lru_cache(maxsize=None)
+def _keras2_api_runs(keras_name):
+  """(Keras 2's results, the converted program's under `keras_name`).
+
+  One process each runs every form and style (a process is ten seconds
+  of TensorFlow start-up; the whole matrix, under a minute).
+  """
+  reference_env = _keras2_env(None)
+  if reference_env is None:
+    return None
+  args = [",".join(API_FORMS), ",".join(API_STYLES)]
+  return (_run_json(_API_PROGRAM, ["reference"] + args, reference_env),
+          _run_json(_API_PROGRAM, ["converted"] + args,
+                    _keras2_env(keras_name)))
+
+
+class Keras2ApiChecks(_Case):
+  """TF 2.4-2.15's Keras API, as converted, against Keras 2 itself.
+
+  The judge is the program written for Keras 2's `LossScaleOptimizer`, run
+  under Keras 2 (tf-keras, or TF 2.15's Keras) in a process of its own
+  (docs/design.md, contract 17); the converted program builds
+  `KerasLossScaleOptimizer(opt, DynamicLossScale(initial, growth, 2) or
+  FixedLossScale(x), skipped_steps_advance_iterations=True)` instead.
+  Scale, `iterations` and the weights' bits must be equal after every
+  step, over Inf and NaN steps and a scale driven to its floor of 1.
+  """
+
+  def _runs(self, keras_name):
+    runs = _keras2_api_runs(keras_name)
+    if runs is None:
+      self.skipTest("tf_keras is not installed: no Keras 2 to judge by")
+    return runs
+
+  def check_steps_match_keras2(self, keras_name, style):
+    reference, converted = self._runs(keras_name)
+    for form in API_FORMS:
+      key = form + "/" + style
+      expected, actual = reference[key], converted[key]
+      self.assertNotIn("error", expected, key)
+      self.assertNotIn("error", actual, key)
+      self.assertLen(actual["steps"], len(expected["steps"]), key)
+      for i, (e, a) in enumerate(zip(expected["steps"], actual["steps"])):
+        # Scale, iterations, the weights' bits (the counter: see below).
+        self.assertEqual((e[0], e[1], e[3]), (a[0], a[1], a[3]),
+                         "{}, after step {}".format(key, i))
+      scales = [s[0] for s in expected["steps"]]
+      iterations = [s[1] for s in expected["steps"]]
+      if form == "floor":
+        self.assertEqual(1.0, min(scales), key)  # The floor was reached.
+      if style != "accumulate":
+        # Every step counted, skipped ones too (Keras 2's rule).
+        self.assertEqual(list(range(1, len(iterations) + 1)), iterations,
+                         key)
+
+  def check_attributes_match_keras2(self, keras_name, form):
+    reference, converted = self._runs(keras_name)
+    for style in API_STYLES:
+      key = form + "/" + style
+      self.assertEqual(reference[key]["attributes"],
+                       converted[key]["attributes"], key)
+      self.assertEqual([s[2] for s in reference[key]["steps"]],
+                       [s[2] for s in converted[key]["steps"]],
+                       key + ": dynamic_counter after each step")
+    attributes = reference[form + "/eager"]["attributes"]
+    expected = {"default": (True, 2.**15, 2000), "fixed": (False, 128., None),
+                "floor": (True, 4., 3)}[form]
+    self.assertEqual(
+        expected, tuple(attributes[name][1] for name in (
+            "dynamic", "initial_scale", "dynamic_growth_steps")))
+
+  def check_checkpoints_cross(self, keras_name):
+    """Keras 2's checkpoint restores here and back, in fresh processes."""
+    reference_env = _keras2_env(None)
+    if reference_env is None:
+      self.skipTest("tf_keras is not installed: no Keras 2 to judge by")
+    ours_env = _keras2_env(keras_name)
+    theirs, ours = (os.path.join(self.get_temp_dir(), d)
+                    for d in ("keras2", "converted"))
+    saved = _run_json(_CHECKPOINT_PROGRAM, ["reference", "save", theirs],
+                      reference_env)
+    self.assertEqual(saved, _run_json(
+        _CHECKPOINT_PROGRAM, ["converted", "save", ours], ours_env))
+    judge = _run_json(_CHECKPOINT_PROGRAM, ["reference", "restore", theirs],
+                      reference_env)
+    self.assertEqual(saved["saved"], judge["restored"])
+    self.assertEqual(2.0, judge["restored"][0])  # A NaN step halved it.
+    self.assertEqual(
+        judge, _run_json(_CHECKPOINT_PROGRAM,
+                         ["converted", "restore", theirs], ours_env))
+    self.assertEqual(
+        judge, _run_json(_CHECKPOINT_PROGRAM,
+                         ["reference", "restore", ours], reference_env))
+
+
+class Keras3StepChecks(_Case):
+  """Under Keras 3: which apply unscales, decided per step."""
+
+  def _opt(self):
+    keras, legacy = _keras("tf_keras_default")
+    if not _is_keras3(keras):
+      self.skipTest("Keras 3 only (Keras 2 has no `scale_loss`)")
+    return mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR),
+                                      _MP.DynamicLossScale(2.**10, 2, 2.))
+
+  def check_split_scale_loss_refuses(self):
+    opt = self._opt()
+    w = tf.Variable(_W0)
+    x, y = _batches([None])[0]
+
+    @tf.function
+    def compute():
+      with tf.GradientTape() as tape:
+        scaled = opt.scale_loss(_loss(w, x, y))
+      return tape.gradient(scaled, [w])
+
+    grads = compute()
+    # Keras 3's scaled gradients, or TF 2.x's unscaled ones? It cannot
+    # tell: it refuses, and applies nothing.
+    with self.assertRaisesRegex(
+        ValueError, r"cannot tell whether the gradients.*`scale_loss`.*"
+        r"same `tf.function`.*get_unscaled_gradients"):
+      opt.apply_gradients(zip(grads, [w]))
+    self.assertAllEqual(_W0, w.numpy())
+    self.assertEqual(0, int(opt.iterations))
+    self.assertEqual(2.**10, float(opt.loss_scale))
+    # In one step, each way is known: applied once, unscaled once.
+    for style in ("keras3", "tf2"):
+      opt = self._opt()
+      self.assertSameSteps(
+          _session_reference(lambda: _MP.DynamicLossScale(2.**10, 2, 2.),
+                             _batches(_POISON)),
+          _custom_loop(opt, _batches(_POISON), "function", style))
+
+  def check_scale_loss_then_apply_in_a_branch(self):
+    # AutoGraph puts the apply in a cond branch's graph: still this step.
+    opt = self._opt()
+    w = tf.Variable(_W0)
+    batches = _batches(_POISON)
+
+    @tf.function
+    def step(x, y, apply):
+      with tf.GradientTape() as tape:
+        scaled = opt.scale_loss(_loss(w, x, y))
+      grads = tape.gradient(scaled, [w])
+      if apply:  # A tensor: a tf.cond.
+        opt.apply_gradients(zip(grads, [w]))
+
+    steps = []
+    for bx, by in batches:
+      step(tf.constant(bx), tf.constant(by), tf.constant(True))
+      steps.append((float(opt.loss_scale), int(opt.iterations.numpy()),
+                    w.numpy()))
+    self.assertSameSteps(
+        _session_reference(lambda: _MP.DynamicLossScale(2.**10, 2, 2.),
+                           batches), steps)
+
+  def check_keras2_attributes_are_read_only(self):
+    keras, legacy = _keras("tf_keras_default")
+    opt = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR),
+                                     _MP.DynamicLossScale(16., 5, 2.))
+    for name in ("initial_scale", "dynamic_growth_steps"):
+      with self.assertRaisesRegex(AttributeError,
+                                  r"`{}`.*cannot be set".format(name)):
+        setattr(opt, name, 3)
+    self.assertEqual((16., 5), (opt.initial_scale, opt.dynamic_growth_steps))
+    fixed = mp.KerasLossScaleOptimizer(_sgd(keras, legacy, _LR), 8)
+    self.assertEqual((8., None, None, False),
+                     (fixed.initial_scale, fixed.dynamic_growth_steps,
+                      fixed.dynamic_counter, fixed.dynamic))
+    # Used as the tensor Keras 2 returned.
+    scale = opt.loss_scale
+    self.assertEqual((tf.float32, tf.TensorShape([])),
+                     (scale.dtype, scale.shape))
+    self.assertEqual(np.float32(16.), np.asarray(scale))
+    self.assertEqual("16.0", "{:.1f}".format(scale))
+    self.assertEqual([17., 15.], [float(scale + 1), float(scale - 1)])
+    self.assertTrue(bool(scale > 1.))
