@@ -454,7 +454,8 @@ class MatrixFileTest(parameterized.TestCase):
 
   def test_minor_without_environment_is_not_marked_tested(self):
     _edit(self.toml, '[env.tf217]\nsuite = "middle"\n'
-          'include = ["tests/upgrade_walkthrough_test.py"]\n', "")
+          'include = ["tests/upgrade_walkthrough_test.py",\n'
+          '           "tests/upgrade_keras2_trees_test.py"]\n', "")
     proc = self._gen_table("--print")
     self.assertEqual(proc.returncode, 0, msg=proc.stderr)
     row = [l for l in proc.stdout.splitlines() if l.startswith("| 2.17 |")]
