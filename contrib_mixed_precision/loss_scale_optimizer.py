@@ -20,6 +20,7 @@ from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import replica_consensus
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import sparse_rows
 from contrib_mixed_precision import step_inputs
 from contrib_mixed_precision import step_scale
 from contrib_mixed_precision import sync_replicas
@@ -343,6 +344,23 @@ class LossScaleOptimizer(_V1Optimizer):
 
   # -- Gradients ----------------------------------------------------------
 
+  def minimize(self, loss, global_step=None, var_list=None,
+               gate_gradients=_V1Optimizer.GATE_OP, aggregation_method=None,
+               colocate_gradients_with_ops=False, name=None, grad_loss=None):
+    """`compute_gradients`, then `apply_gradients`, as TF1's `minimize`.
+
+    The gradients it computes are never seen, nor fed, by anyone else, so
+    in a TF1-style graph too an embedding's dense gradient is checked, and
+    where that is exact applied, by its touched rows (`sparse_rows`).
+    """
+    with sparse_rows.inside_minimize():
+      return super().minimize(
+          loss, global_step=global_step, var_list=var_list,
+          gate_gradients=gate_gradients,
+          aggregation_method=aggregation_method,
+          colocate_gradients_with_ops=colocate_gradients_with_ops,
+          name=name, grad_loss=grad_loss)
+
   def compute_gradients(self,
                         loss,
                         var_list=None,
@@ -462,16 +480,28 @@ class LossScaleOptimizer(_V1Optimizer):
         (step_inputs.as_gradient(g, "grads_and_vars[{}][0]".format(i),
                                   _variable_dtype(v)), v)
         for i, (g, v) in enumerate(grads_and_vars))
-    is_finite = skip_decision.all_finite([g for g, _ in grads_and_vars])
+    # An embedding's dense gradient from `compute_gradients`, handed back
+    # as it was, is checked by its touched rows, and applied by them where
+    # that is the dense update (`sparse_rows`).
+    forms = {}
+    for g, _ in grads_and_vars:
+      form = sparse_rows.lookup(g)
+      if form is not None:
+        forms[id(g)] = form
+    is_finite = skip_decision.all_finite(sparse_rows.substitute_check(
+        [g for g, _ in grads_and_vars]))
     if replica_consensus.in_replica_context_of_strategy():
       # One decision for all replicas: any non-finite replica skips them all.
       agreed = replica_consensus.replica_consensus(is_finite)
       return tf.distribute.get_replica_context().merge_call(
           self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
+
+    def apply_fn():
+      with sparse_rows.exact_updates(self._opt, forms):
+        return self._opt.apply_gradients(grads_and_vars, global_step, name)
+
     return self._apply_or_skip(
-        is_finite,
-        lambda: self._opt.apply_gradients(grads_and_vars, global_step, name),
-        global_step,
+        is_finite, apply_fn, global_step,
         advance_on_skip=self._advance_on_skip(grads_and_vars))
 
   def _advance_on_skip(self, grads_and_vars) -> bool:

@@ -57,6 +57,7 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import sparse_rows
 
 
 def scaled_loss(loss, loss_scale):
@@ -211,6 +212,20 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
     The unscaled gradients, in order. Their finiteness is remembered
     (`known_flags.remember_finite`) when it was computed with them.
   """
+  # The embeddings' dense gradients, noted by their touched rows
+  # (`sparse_rows`): applied and checked by them where that is exact.
+  sparse = [] if keep_sparse else [
+      (i, g) for i, g in enumerate(grads) if sparse_rows.wanted(g)]
+  inv = _reciprocals(loss_scale)
+  result = _unscale(grads, loss_scale, inv, xla, keep_sparse)
+  for i, slices in sparse:
+    sparse_rows.remember(result[i], slices,
+                         inv(slices.values.dtype.base_dtype))
+  return result
+
+
+def _unscale(grads, loss_scale, inv, xla, keep_sparse):
+  """`unscale`'s gradients; `inv` is `_reciprocals(loss_scale)`."""
   grads = list(grads) if keep_sparse else densified(grads)
   if xla and tf.executing_eagerly():
     dense = [g for g in grads if _fusable(g)]
@@ -231,4 +246,4 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
         grads, tf.convert_to_tensor(loss_scale))
     known_flags.remember_finite(result, flag)
     return result
-  return unscaled(grads, loss_scale)
+  return _times(grads, inv)
