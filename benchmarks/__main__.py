@@ -154,7 +154,8 @@ def _parse_args(argv):
 
 # rounds, steps per round, warm-up steps: a full run, per model.
 _FULL_SETTINGS = {"mlp": (30, 3, 3), "small": (30, 5, 3), "emb": (40, 10, 5),
-                  "attn": (20, 2, 2)}
+                  "attn": (20, 2, 2), "embgd": (40, 10, 5),
+                  "embmom": (30, 5, 3)}
 _QUICK_SETTINGS = (3, 2, 2)
 
 

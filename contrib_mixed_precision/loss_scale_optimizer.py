@@ -497,8 +497,9 @@ class LossScaleOptimizer(_V1Optimizer):
           self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
 
     def apply_fn():
-      with sparse_rows.exact_updates(self._opt, forms):
-        return self._opt.apply_gradients(grads_and_vars, global_step, name)
+      pairs, by_identity = sparse_rows.for_inner(grads_and_vars, forms)
+      with sparse_rows.exact_updates(self._opt, by_identity):
+        return self._opt.apply_gradients(pairs, global_step, name)
 
     return self._apply_or_skip(
         is_finite, apply_fn, global_step,

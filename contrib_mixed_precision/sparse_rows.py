@@ -59,7 +59,9 @@ class SparseForm(object):
   """A dense gradient as TF 1.15 computed it, by its touched rows.
 
   Attributes:
-    dense: The dense gradient `unscale` returned.
+    dense: A weak reference to the dense gradient `unscale` returned (the
+      form lives as long as it, and must not keep it alive).
+    shape: Its static shape.
     ids: The distinct indices, in order of first appearance (`tf.unique`).
     rows: The rows of `dense` at `ids`: each index's values summed by
       `unsorted_segment_sum`, in the order the dense conversion sums them,
@@ -71,11 +73,11 @@ class SparseForm(object):
       holds `dense` (see the module docstring).
   """
 
-  __slots__ = ("dense", "ids", "rows", "reciprocal", "internal",
-               "__weakref__")
+  __slots__ = ("dense", "shape", "ids", "rows", "reciprocal", "internal")
 
   def __init__(self, dense, ids, rows, reciprocal, internal):
-    self.dense = dense
+    self.dense = weakref.ref(dense)
+    self.shape = dense.shape
     self.ids = ids
     self.rows = rows
     self.reciprocal = reciprocal
@@ -95,8 +97,8 @@ class _Forms(object):
     self._lock = threading.Lock()
     self._entries = {}
 
-  def remember(self, form):
-    key = id(form.dense)
+  def remember(self, dense, form):
+    key = id(dense)
     owner = weakref.ref(self)
 
     def forget(ref):
@@ -108,7 +110,7 @@ class _Forms(object):
             del table._entries[key]  # pylint: disable=protected-access
 
     with self._lock:
-      self._entries[key] = (weakref.ref(form.dense, forget), form)
+      self._entries[key] = (weakref.ref(dense, forget), form)
 
   def lookup(self, tensor):
     with self._lock:
@@ -191,7 +193,7 @@ def remember(dense, slices: tf.IndexedSlices, inverse) -> None:
       dense.shape.rank) else None
   reciprocal = inverse if dtype == tf.float16 and rows_in_table != 0 else None
   _forms(dense, create=True).remember(
-      SparseForm(dense, ids, rows, reciprocal, _internal()))
+      dense, SparseForm(dense, ids, rows, reciprocal, _internal()))
 
 
 def lookup(grad) -> Optional[SparseForm]:
@@ -324,27 +326,69 @@ def _exact_update(opt, var, form):
     return _DENSE
   dtype = tf.as_dtype(var.dtype).base_dtype
   if (dtype != form.rows.dtype.base_dtype or not var.shape.is_fully_defined()
-      or not form.dense.shape.is_fully_defined() or
-      var.shape != form.dense.shape):
+      or not form.shape.is_fully_defined() or var.shape != form.shape):
     return _DENSE
   return rule(opt, var, form, dtype)
 
 
-@contextlib.contextmanager
-def exact_updates(opt, forms):
-  """While entered, `opt`'s dense update of `forms`' tensors is by rows.
+def _dense_from_rows(form, like):
+  """`like`, bit for bit, rebuilt from the rows: zeros, and the rows.
 
-  `forms` maps `id(dense)` to its `SparseForm`. The inner optimizer's
-  `apply_gradients` runs as ever (slots, names, `global_step`); only its
-  per-variable dense update (`_resource_apply_dense`, `_apply_dense`) of
-  one of these very tensors becomes the exact update of its rows, where
-  there is one (`_exact_update`).
+  TF 1.15's table-sized sum and multiply leave every untouched row
+  `+0 * reciprocal`, which is +0 wherever the step is applied (a step with
+  an infinite reciprocal is skipped); the touched rows are `form.rows`
+  exactly, signed zeros included (an update, not an add).
   """
-  if not forms or not takes_sparse_updates(opt):
+  zeros = tf.zeros(tf.shape(like, out_type=form.ids.dtype), like.dtype)
+  return tf.tensor_scatter_nd_update(zeros, tf.expand_dims(form.ids, -1),
+                                     form.rows)
+
+
+def for_inner(grads_and_vars, forms):
+  """The pairs to hand the inner optimizer, and their forms by identity.
+
+  In a graph or a function, each dense gradient with a form is replaced by
+  the same values rebuilt from its rows (`_dense_from_rows`): the inner
+  optimizer's dense update reads what TF 1.15's read, and TF 1.15's
+  table-sized multiply of the table-sized sum is never run (nothing else
+  reads it there). Eagerly the dense gradient already exists, and stays.
+
+  Args:
+    grads_and_vars: `(gradient, variable)` pairs.
+    forms: `id(gradient)` -> `SparseForm`, for those with one (`lookup`).
+
+  Returns:
+    `(pairs, by_identity)`: the pairs, and `id(tensor) -> (tensor, form)`
+    for the tensors in them that have a form (`exact_updates`).
+  """
+  pairs, by_identity = [], {}
+  eager = tf.executing_eagerly()
+  for g, v in grads_and_vars:
+    form = forms.get(id(g)) if g is not None else None
+    if form is not None:
+      if not eager:
+        g = _dense_from_rows(form, g)
+      by_identity[id(g)] = (g, form)
+    pairs.append((g, v))
+  return pairs, by_identity
+
+
+@contextlib.contextmanager
+def exact_updates(opt, by_identity):
+  """While entered, `opt`'s dense update of these tensors is by rows.
+
+  `by_identity` maps `id(tensor)` to `(tensor, its SparseForm)`
+  (`for_inner`). The inner optimizer's `apply_gradients` runs as ever
+  (slots, names, `global_step`); only its per-variable dense update
+  (`_resource_apply_dense`, `_apply_dense`) of one of these very tensors
+  becomes the exact update of its rows, where there is one
+  (`_exact_update`).
+  """
+  if not by_identity or not takes_sparse_updates(opt):
     yield
     return
   with _PATCHING:
-    with _patched(opt, forms):
+    with _patched(opt, by_identity):
       yield
 
 
@@ -354,16 +398,16 @@ _PATCHING = threading.RLock()
 
 
 @contextlib.contextmanager
-def _patched(opt, forms):
+def _patched(opt, by_identity):
   """`exact_updates`' replacement of `opt`'s dense updates."""
   patched = {}
   for method in ("_resource_apply_dense", "_apply_dense"):
     original = getattr(opt, method)
 
     def dense_or_rows(grad, var, *args, _original=original, **kwargs):
-      form = forms.get(id(grad))
-      if form is not None and form.dense is grad and not args and not kwargs:
-        op = _exact_update(opt, var, form)
+      entry = by_identity.get(id(grad))
+      if entry is not None and entry[0] is grad and not args and not kwargs:
+        op = _exact_update(opt, var, entry[1])
         if op is not _DENSE:
           return op  # Eagerly, None: it has run.
       return _original(grad, var, *args, **kwargs)

@@ -401,15 +401,17 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.parameters(False, True)
   def test_default_dense_and_opt_in_sparse(self, v1_behaviour):
-    # The exact default and TF 1.15 apply the embedding's table densely;
-    # the sparse opt-in, the unscale floor and the bare optimizer sparsely.
+    # TF 1.15 applies the embedding's table densely; the exact default
+    # updates its touched rows by the dense kernel's formula (issue 51);
+    # the sparse opt-in, the unscale floor and the bare optimizer take
+    # Adagrad's sparse kernel.
     benchmark = _benchmark()
     factories, _ = benchmark.configs.optimizer_factories(None)
     model_fn = benchmark.models.model_fn("emb", quick=True)
-    expected = {"bare": True, "unscale_floor": True, "lso_exp_sparse": True,
-                "tf115_check": True, "lso_exp": False, "lso_fixed": False,
-                "tf115": False}
-    for name, sparse in expected.items():
+    expected = {"bare": "sparse", "unscale_floor": "sparse",
+                "lso_exp_sparse": "sparse", "tf115_check": "sparse",
+                "lso_exp": "rows", "lso_fixed": "rows", "tf115": "dense"}
+    for name, kind in expected.items():
       runner = benchmark.runners.GraphRunner(
           model_fn, lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
           factories[name], (1, 1), v1_behaviour=v1_behaviour, session=False)
@@ -418,9 +420,13 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
       for function in graph_def.library.function:
         types.extend(n.op for n in function.node_def)
       applies = [t for t in types if "Apply" in t]
-      self.assertLen(applies, 3, (name, applies))
+      # The dense layer's kernel and bias, and the table unless by rows.
+      self.assertLen(applies, 2 if kind == "rows" else 3, (name, applies))
       self.assertEqual(sum("SparseApply" in t for t in applies),
-                       1 if sparse else 0, (name, v1_behaviour, applies))
+                       1 if kind == "sparse" else 0,
+                       (name, v1_behaviour, applies))
+      self.assertEqual(any("ScatterUpdate" in t for t in types),
+                       kind == "rows", (name, v1_behaviour))
 
   def test_pair_script_compares_two_trees(self):
     # This clone against itself (an A/A run), two alternating rounds: a
