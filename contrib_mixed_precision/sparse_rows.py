@@ -303,11 +303,67 @@ def _adagrad(opt, var, form, dtype):
                   _scatter(var, form.ids, new_var, "update", locking))
 
 
+def _static_zero(tensor) -> bool:
+  """Whether `tensor` is known now to be exactly 0 (either sign)."""
+  value = tf.get_static_value(tensor)
+  return value is not None and np.shape(value) == () and value == 0
+
+
+def _proximal_gradient_descent(opt, var, form, dtype):
+  """`ApplyProximalGradientDescent`'s formula, by rows, without l1 or l2.
+
+  `var = (var - grad * lr) / (1 + l2 * lr)`: with l1 = l2 = 0 an untouched
+  row is `(var - +0) / 1`, itself. Regularization moves every row.
+  """
+  # pylint: disable=protected-access
+  lr = opt._learning_rate_tensor
+  l2 = opt._l2_regularization_strength_tensor
+  if not (_zero_gradient_is_a_no_op(_static_rate(lr, dtype)) and
+          _static_zero(opt._l1_regularization_strength_tensor) and
+          _static_zero(l2) and lr.dtype.base_dtype == dtype):
+    return _DENSE
+  grad = form.rows
+  new_var = (_gather(var, form.ids) - grad * lr) / (
+      tf.ones([], dtype) + l2 * lr)
+  return _scatter(var, form.ids, new_var, "update", opt._use_locking)
+
+
+def _proximal_adagrad(opt, var, form, dtype):
+  """`ApplyProximalAdagrad`'s formula, by rows, without l1 or l2.
+
+  `accum += grad**2; rate = lr * rsqrt(accum);
+  var = (var - grad * rate) / (1 + l2 * rate)`: an untouched row keeps
+  both, as Adagrad's does (`_adagrad`).
+  """
+  # pylint: disable=protected-access
+  lr = opt._learning_rate_tensor
+  l2 = opt._l2_regularization_strength_tensor
+  if (var.shape.num_elements() % _PACKET_MULTIPLE or
+      not (_zero_gradient_is_a_no_op(_static_rate(lr, dtype)) and
+           _static_zero(opt._l1_regularization_strength_tensor) and
+           _static_zero(l2) and lr.dtype.base_dtype == dtype)):
+    return _DENSE
+  accum = opt.get_slot(var, "accumulator")
+  if accum is None:
+    return _DENSE
+  grad = form.rows
+  new_accum = _gather(accum, form.ids) + tf.square(grad)
+  rate = lr * _padded_rsqrt(new_accum)
+  new_var = (_gather(var, form.ids) - grad * rate) / (
+      tf.ones([], dtype) + l2 * rate)
+  locking = opt._use_locking
+  return tf.group(_scatter(accum, form.ids, new_accum, "update", locking),
+                  _scatter(var, form.ids, new_var, "update", locking))
+
+
 # Inner optimizer class (exactly: a subclass may change the update) -> the
 # exact update of the touched rows, or `_DENSE` where it is not exact.
 _EXACT_RULES = {
     tf.compat.v1.train.GradientDescentOptimizer: _gradient_descent,
     tf.compat.v1.train.AdagradOptimizer: _adagrad,
+    tf.compat.v1.train.ProximalGradientDescentOptimizer:
+        _proximal_gradient_descent,
+    tf.compat.v1.train.ProximalAdagradOptimizer: _proximal_adagrad,
 }
 
 

@@ -209,6 +209,10 @@ OPTIMIZERS = {
     "proximal_adagrad": lambda step: _V1.ProximalAdagradOptimizer(
         0.1, l1_regularization_strength=0.01,
         l2_regularization_strength=0.01),
+    # Without regularization a zero gradient leaves a row as it was.
+    "proximal_sgd_plain": lambda step: _V1.ProximalGradientDescentOptimizer(
+        0.1),
+    "proximal_adagrad_plain": lambda step: _V1.ProximalAdagradOptimizer(0.1),
 }
 
 

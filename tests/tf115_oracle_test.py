@@ -139,6 +139,12 @@ TAKEN = tuple(
              steps=3),
         Case("embedding_sum_overflow", "float16", "adagrad", ("fixed", 1),
              steps=3),
+        # Proximal optimizers without regularization (float32 and float64
+        # only: TF has no CPU kernel for the others).
+        Case("embedding_dup64", "float32", "proximal_sgd_plain", _EXP,
+             poison=((1, "nan"), (3, "inf"))),
+        Case("embedding_dup64", "float32", "proximal_adagrad_plain",
+             ("fixed", 128), poison=((1, "nan"),)),
         # A table of 40 elements: Adagrad stays dense, exactly.
         Case("embedding_dup", "float32", "adagrad", _EXP,
              poison=((1, "nan"),)),
@@ -176,12 +182,20 @@ class ExactSparseUpdatesTest(OracleTestCase):
   def test_overflowing_duplicates_skip_the_step(self):
     # Guards the case above: TF 1.15 skips step 2 (three 30000s in float16)
     # and applies the other two.
-    report = self.assertMatchesOracle(TAKEN[-3], GRAPH)
+    report = self.assertMatchesOracle(
+        Case("embedding_sum_overflow", "float16", "sgd", ("fixed", 1),
+             steps=3), GRAPH)
     self.assertEqual(report["oracle_global_step"], 2)
 
   @parameterized.parameters(
       ("sgd", "float32", ["ResourceScatterSub"], "ResourceApply"),
       ("adagrad", "float16", ["ResourceScatterUpdate"], "ResourceApply"),
+      ("proximal_sgd_plain", "float32", ["ResourceScatterUpdate"],
+       "ResourceApply"),
+      ("proximal_adagrad_plain", "float32", ["ResourceScatterUpdate"],
+       "ResourceApply"),
+      ("proximal_sgd", "float32", ["ResourceApplyProximalGradientDescent"],
+       None),
       ("momentum", "float32", ["ResourceApplyMomentum"], None),
       ("adam", "float32", ["ResourceApplyAdam"], None))
   def test_which_update_the_graph_runs(self, optimizer, dtype, present,
@@ -206,6 +220,43 @@ class ExactSparseUpdatesTest(OracleTestCase):
       if op.type in ("IsFinite", "Sum") and op.inputs:
         self.assertNotEqual([16, 4], op.inputs[0].shape.as_list(),
                             msg=op.name)
+
+  @parameterized.parameters("sgd", "adagrad", "momentum")
+  def test_partitioned_table_matches_oracle(self, optimizer):
+    # tf.compat.v1's fixed_size_partitioner: each of the two [16, 4]
+    # partitions gets a gradient of its own, by rows where that is exact.
+    types = []
+
+    def build(lib, inputs):
+      table = tf.compat.v1.get_variable(
+          "table", [32, 4],
+          initializer=tf.compat.v1.random_uniform_initializer(-1, 1, seed=5),
+          partitioner=tf.compat.v1.fixed_size_partitioner(2))
+      loss = tf.reduce_sum(
+          tf.nn.embedding_lookup(table, inputs["ids"])**2) * inputs["poison"]
+      opt = lib.LossScaleOptimizer(harness.OPTIMIZERS[optimizer](None),
+                                   lib.FixedLossScaleManager(128))
+      parts = list(table)
+      step = tf.compat.v1.train.get_or_create_global_step()
+      train = opt.minimize(loss, global_step=step, var_list=parts)
+      if not lib.is_oracle:
+        types.extend(op.type for op in tf.compat.v1.get_default_graph()
+                     .get_operations())
+      state = {"part{}".format(i): p for i, p in enumerate(parts)}
+      state["global_step"] = step
+      return harness.Built(step=lambda: train, state=lambda: state)
+
+    schedule = [{"ids": [1, 1, 17, 30]}, {"ids": [2, 20, 20, 20]},
+                {"ids": [3, 3, 3, 3], "poison": np.nan},
+                {"ids": [31, 0, 16, 15]}]
+    states = self.judged(build, GRAPH,
+                         inputs={"ids": np.zeros([4], np.int32),
+                                 "poison": np.float32(1)},
+                         schedule=schedule)
+    self.assertEqual(3, states[-1]["global_step"])
+    self.assertEqual(optimizer != "momentum",
+                     "ResourceScatterUpdate" in types or
+                     "ResourceScatterSub" in types)
 
   def test_compute_then_apply_in_a_session_graph_stays_dense(self):
     # A Session may feed the dense gradient a value of the caller's, which
