@@ -210,22 +210,27 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
 
   Returns:
     The unscaled gradients, in order. Their finiteness is remembered
-    (`known_flags.remember_finite`) when it was computed with them.
+    (`known_flags.remember_finite`) when it was computed with them, and
+    each `IndexedSlices` made dense is remembered with its touched rows
+    (`sparse_rows.remember`).
   """
   # The embeddings' dense gradients, noted by their touched rows
   # (`sparse_rows`): applied and checked by them where that is exact.
   sparse = [] if keep_sparse else [
       (i, g) for i, g in enumerate(grads) if sparse_rows.wanted(g)]
-  inv = _reciprocals(loss_scale)
-  result = _unscale(grads, loss_scale, inv, xla, keep_sparse)
+  # One reciprocal for the multiplies and the rows (eagerly, only where
+  # the multiplies below take none of their own).
+  inv = (_reciprocals(loss_scale)
+         if sparse or not tf.executing_eagerly() else None)
+  result = _unscaled_all(grads, loss_scale, inv, xla, keep_sparse)
   for i, slices in sparse:
     sparse_rows.remember(result[i], slices,
                          inv(slices.values.dtype.base_dtype))
   return result
 
 
-def _unscale(grads, loss_scale, inv, xla, keep_sparse):
-  """`unscale`'s gradients; `inv` is `_reciprocals(loss_scale)`."""
+def _unscaled_all(grads, loss_scale, inv, xla, keep_sparse):
+  """`unscale`'s gradients; `inv` is `_reciprocals(loss_scale)` or None."""
   grads = list(grads) if keep_sparse else densified(grads)
   if xla and tf.executing_eagerly():
     dense = [g for g in grads if _fusable(g)]
@@ -246,4 +251,4 @@ def _unscale(grads, loss_scale, inv, xla, keep_sparse):
         grads, tf.convert_to_tensor(loss_scale))
     known_flags.remember_finite(result, flag)
     return result
-  return _times(grads, inv)
+  return _times(grads, inv or _reciprocals(loss_scale))
