@@ -257,7 +257,13 @@ class LossScaleOptimizer(_V1Optimizer):
         up to 0.13, Adam by 1 ulp; float16 GradientDescent with duplicate
         ids differs in the last bit (TF 1.15 unscaled the summed rows).
         Plain GradientDescent with float32 tables and no duplicate ids is
-        the same (docs/migration.md).
+        the same (docs/migration.md). The default is exact and, for
+        GradientDescent, Adagrad and the proximal ones without
+        regularization (a zero gradient leaves a row as it was), updates
+        only the touched rows itself (`sparse_rows`), in `minimize` and
+        wherever the gradients `compute_gradients` returned come back
+        unchanged outside a Session graph; so the opt-in saves little
+        there (docs/performance.md, "Issue 51").
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,

@@ -16,8 +16,11 @@ to its dtype, exactly as TF 1.15's `_down_scale` built it, and an
 `IndexedSlices` gradient is made dense first, as that multiply made it in
 TF 1.15, unless the optimizer was asked to keep it sparse. Grappler
 rewrites a graph by its shape, so TF 1.15's graph shape is the one that
-gives TF 1.15's numbers (DESIGN.md, contract 15). Three ways to run those
-multiplies, each where it was measured fastest (docs/performance.md):
+gives TF 1.15's numbers (DESIGN.md, contract 15). Each dense gradient made
+from an `IndexedSlices` is noted with its touched rows (`sparse_rows`), by
+which `apply_gradients` checks it, and applies it where that is exact.
+Three ways to run those multiplies, each where it was measured fastest
+(docs/performance.md):
 
 * Graph mode and `tf.function`: the multiplies; the check stays in
   `apply_gradients` and reads what it is handed, as TF 1.15's did. Nothing
