@@ -24,12 +24,17 @@ _PAIR_SCRIPT = os.path.join(_REPO, "benchmarks", "pair.py")
 _CASES = tuple("{}_{}".format(model, mode)
                for model in ("mlp", "emb", "attn")
                for mode in ("graph", "graph_v1", "function", "eager")) + (
-                   "small_graph", "small_build")
+                   "small_graph", "small_build",
+                   # Issue 51: the embedding with GradientDescent and with
+                   # Momentum.
+                   "embgd_graph", "embgd_graph_v1", "embgd_function",
+                   "embmom_graph")
 _CONFIGS = ("bare", "barrier", "unscale_floor", "tf115", "lso_exp",
             "lso_fixed", "tf_mp")
 # The sparse opt-in and TF 1.15's densifying check, timed on the
 # sparse-gradient cases only.
-_EXTRA_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check")}
+_EXTRA_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check"),
+                  "embgd": ("lso_exp_sparse",), "embmom": ("lso_exp_sparse",)}
 # Distances from these (medians and paired), and also paired from tf_mp.
 _REFERENCES = ("tf115", "unscale_floor", "barrier")
 
@@ -109,6 +114,13 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
                          r".*over tf115 [+-]\d")
       else:
         self.assertNotRegex(goals, sparse)
+    # Issue 51's goals: the exact default against the sparse opt-in where
+    # it updates the touched rows, against TF 1.15's step for Momentum.
+    for case in ("emb_graph", "embgd_graph"):
+      self.assertRegex(goals, r"(?m)^{}\s+lso_exp: over lso_exp_sparse "
+                       r"[+-]\d.*; at most \+10: ".format(case))
+    self.assertRegex(goals, r"(?m)^embmom_graph\s+lso_exp: \d\.\d+ x tf115 "
+                     r"\(paired .*\); at most 0\.70: ")
     verdict = r"(met|not met|not resolved)"
     self.assertRegex(goals, r"(?m)^summary: below tf_mp .* in \d+ of 13 timed "
                      r"step cases, goal at least 10 of the 13: " + verdict)

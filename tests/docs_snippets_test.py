@@ -50,7 +50,7 @@ EXPECTED = {
     "docs/horovod.md": (0, 3),
     "docs/migration.md": (4, 8),
     "docs/observability.md": (2, 1),
-    "docs/performance.md": (0, 5),
+    "docs/performance.md": (0, 6),
     "docs/training_loops.md": (5, 2),
 }
 
