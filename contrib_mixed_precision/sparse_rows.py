@@ -46,6 +46,12 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import known_flags
 
+# Called from code AutoGraph converts (a `tf.function`'s), these run as
+# they are: AutoGraph's cache of converted functions handed one of them
+# another's conversion (the per-step closure of `_patched`), and they hold
+# no Python control flow on tensors.
+_not_converted = tf.autograph.experimental.do_not_convert
+
 _FORMS_ATTR = "_contrib_mp_sparse_forms"
 _FLOATS = (tf.float16, tf.bfloat16, tf.float32, tf.float64)
 # The dense kernels evaluate all but the last `size % packet` elements of
@@ -164,6 +170,7 @@ def _usable(internal: bool) -> bool:
   return internal or not _tf_compat.can_feed_any_tensor(graph)
 
 
+@_not_converted
 def wanted(grad) -> bool:
   """Whether `remember` takes `grad`: a real floating `IndexedSlices`."""
   return (isinstance(grad, tf.IndexedSlices) and
@@ -173,6 +180,7 @@ def wanted(grad) -> bool:
           and _usable(_internal()))
 
 
+@_not_converted
 def remember(dense, slices: tf.IndexedSlices, inverse) -> None:
   """Notes `dense` (`slices` made dense, times `inverse`) by its rows.
 
@@ -196,6 +204,7 @@ def remember(dense, slices: tf.IndexedSlices, inverse) -> None:
       dense, SparseForm(dense, ids, rows, reciprocal, _internal()))
 
 
+@_not_converted
 def lookup(grad) -> Optional[SparseForm]:
   """The form of `grad`, if `unscale` made `grad` and it may be used here."""
   if isinstance(grad, tf.IndexedSlices) or not tf.is_tensor(grad):
@@ -271,7 +280,8 @@ def _padded_rsqrt(x):
 
 def _gradient_descent(opt, var, form, dtype):
   """`var -= grad * lr`: `ApplyGradientDescent`'s formula, by rows."""
-  lr = tf.cast(opt._learning_rate_tensor, dtype)  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  lr = tf.cast(opt._learning_rate_tensor, dtype)
   if not _zero_gradient_is_a_no_op(_static_rate(lr, dtype)):
     return _DENSE
   # `var - x` in the scatter, as in the dense kernel.
@@ -289,7 +299,8 @@ def _adagrad(opt, var, form, dtype):
   """
   if var.shape.num_elements() % _PACKET_MULTIPLE:
     return _DENSE
-  lr = tf.cast(opt._learning_rate_tensor, dtype)  # pylint: disable=protected-access
+  # pylint: disable-next=protected-access
+  lr = tf.cast(opt._learning_rate_tensor, dtype)
   if not _zero_gradient_is_a_no_op(_static_rate(lr, dtype)):
     return _DENSE
   accum = opt.get_slot(var, "accumulator")
@@ -400,6 +411,7 @@ def _dense_from_rows(form, like):
                                      form.rows)
 
 
+@_not_converted
 def for_inner(grads_and_vars, forms):
   """The pairs to hand the inner optimizer, and their forms by identity.
 
@@ -429,6 +441,7 @@ def for_inner(grads_and_vars, forms):
   return pairs, by_identity
 
 
+@_not_converted
 @contextlib.contextmanager
 def exact_updates(opt, by_identity):
   """While entered, `opt`'s dense update of these tensors is by rows.
@@ -460,6 +473,7 @@ def _patched(opt, by_identity):
   for method in ("_resource_apply_dense", "_apply_dense"):
     original = getattr(opt, method)
 
+    @_not_converted
     def dense_or_rows(grad, var, *args, _original=original, **kwargs):
       entry = by_identity.get(id(grad))
       if entry is not None and entry[0] is grad and not args and not kwargs:
@@ -485,6 +499,7 @@ _MISSING = object()
 _DENSE = object()
 
 
+@_not_converted
 def substitute_check(grads) -> Any:
   """`grads` with each usable dense gradient's check tensors in its place.
 
