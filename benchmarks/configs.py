@@ -16,7 +16,8 @@ BASE_CONFIGS = ("bare", "barrier", "unscale_floor", "tf115", "lso_exp",
                 "lso_fixed", "tf_mp")
 # Configurations timed only on some models: the embedding's alone has an
 # IndexedSlices gradient, which the sparse opt-in keeps sparse.
-MODEL_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check")}
+MODEL_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check"),
+                 "embgd": ("lso_exp_sparse",), "embmom": ("lso_exp_sparse",)}
 
 
 def all_configs():

@@ -64,7 +64,8 @@ def add_reference_points(rows):
   apart: round r's difference is 100 * (t_r - ref_r) / bare_r, and the
   median of those comes with a 95% confidence interval (`_median_ci`), in
   `paired_points_over_<ref>` (wall) and `cpu_paired_points_over_<ref>`.
-  `paired_ratio_to_bare` is the same for the per-round ratio to bare. A
+  `paired_ratio_to_bare` is the same for the per-round ratio to bare,
+  and `paired_ratio_to_tf115` for the ratio to TF 1.15's step. A
   goal ("within 2 points", "below tf_mp") is supported by the data when
   the whole interval meets it. Every row gets them, variants included;
   references missing from `rows` are left out.
@@ -74,6 +75,11 @@ def add_reference_points(rows):
     ratios = [v / b for v, b in zip(row["samples_ms"], bare["samples_ms"])]
     row["paired_ratio_to_bare"] = {"median": statistics.median(ratios),
                                    "ci95": _median_ci(ratios)}
+    if "tf115" in rows:
+      ratios = [v / t for v, t in zip(row["samples_ms"],
+                                      rows["tf115"]["samples_ms"])]
+      row["paired_ratio_to_tf115"] = {"median": statistics.median(ratios),
+                                      "ci95": _median_ci(ratios)}
     for other in _MEDIAN_REFERENCES:
       if other in rows:
         row["points_over_" + other] = 100 * (row["ratio"] -

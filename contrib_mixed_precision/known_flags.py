@@ -137,6 +137,12 @@ def remember_finite(tensors: Sequence[tf.Tensor], flag: tf.Tensor,
     table.remember(tensors, flag, None if flags is None else list(flags))
 
 
+def is_known(tensor) -> bool:
+  """Whether a flag was remembered for `tensor` (`remember_finite`)."""
+  table = _known_flags(tensor)
+  return table is not None and table.lookup(tensor) is not None
+
+
 def split_known(grads):
   """`(flags, rest)`: known flags covering some of `grads`; the others.
 

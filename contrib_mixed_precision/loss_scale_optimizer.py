@@ -20,6 +20,7 @@ from contrib_mixed_precision import graph_keys
 from contrib_mixed_precision import loss_scale_manager as manager_lib
 from contrib_mixed_precision import replica_consensus
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import sparse_rows
 from contrib_mixed_precision import step_inputs
 from contrib_mixed_precision import step_scale
 from contrib_mixed_precision import sync_replicas
@@ -263,7 +264,13 @@ class LossScaleOptimizer(_V1Optimizer):
         only. Same as TF 1.15 only when no id repeats within a step:
         GradientDescent. With repeated ids it differs in the last bit, in
         float16 and float32 alike (TF 1.15 unscaled the summed rows). See
-        docs/migration.md.
+        docs/migration.md. The default is exact and, for GradientDescent,
+        Adagrad and the proximal ones without regularization (a zero
+        gradient leaves a row as it was), updates only the touched rows
+        itself (`sparse_rows`), in `minimize` and wherever the gradients
+        `compute_gradients` returned come back unchanged outside a Session
+        graph; so the opt-in saves little there (docs/performance.md,
+        "Embeddings by their touched rows").
 
     Raises:
       TypeError: If `opt` is not a `tf.compat.v1.train.Optimizer`,
@@ -349,6 +356,23 @@ class LossScaleOptimizer(_V1Optimizer):
     return result
 
   # -- Gradients ----------------------------------------------------------
+
+  def minimize(self, loss, global_step=None, var_list=None,
+               gate_gradients=_V1Optimizer.GATE_OP, aggregation_method=None,
+               colocate_gradients_with_ops=False, name=None, grad_loss=None):
+    """`compute_gradients`, then `apply_gradients`, as TF1's `minimize`.
+
+    The gradients it computes are never seen, nor fed, by anyone else, so
+    in a TF1-style graph too an embedding's dense gradient is checked, and
+    where that is exact applied, by its touched rows (`sparse_rows`).
+    """
+    with sparse_rows.inside_minimize():
+      return super().minimize(
+          loss, global_step=global_step, var_list=var_list,
+          gate_gradients=gate_gradients,
+          aggregation_method=aggregation_method,
+          colocate_gradients_with_ops=colocate_gradients_with_ops,
+          name=name, grad_loss=grad_loss)
 
   def compute_gradients(self,
                         loss,
@@ -469,16 +493,29 @@ class LossScaleOptimizer(_V1Optimizer):
         (step_inputs.as_gradient(g, "grads_and_vars[{}][0]".format(i),
                                   _variable_dtype(v)), v)
         for i, (g, v) in enumerate(grads_and_vars))
-    is_finite = skip_decision.all_finite([g for g, _ in grads_and_vars])
+    # An embedding's dense gradient from `compute_gradients`, handed back
+    # as it was, is checked by its touched rows, and applied by them where
+    # that is the dense update (`sparse_rows`).
+    forms = {}
+    for g, _ in grads_and_vars:
+      form = sparse_rows.lookup(g)
+      if form is not None:
+        forms[id(g)] = form
+    is_finite = skip_decision.all_finite(sparse_rows.substitute_check(
+        [g for g, _ in grads_and_vars]))
     if replica_consensus.in_replica_context_of_strategy():
       # One decision for all replicas: any non-finite replica skips them all.
       agreed = replica_consensus.replica_consensus(is_finite)
       return tf.distribute.get_replica_context().merge_call(
           self._merged_apply, args=(grads_and_vars, global_step, name, agreed))
+
+    def apply_fn():
+      pairs, by_identity = sparse_rows.for_inner(grads_and_vars, forms)
+      with sparse_rows.exact_updates(self._opt, by_identity):
+        return self._opt.apply_gradients(pairs, global_step, name)
+
     return self._apply_or_skip(
-        is_finite,
-        lambda: self._opt.apply_gradients(grads_and_vars, global_step, name),
-        global_step,
+        is_finite, apply_fn, global_step,
         advance_on_skip=self._advance_on_skip(grads_and_vars))
 
   def _advance_on_skip(self, grads_and_vars) -> bool:

@@ -16,8 +16,11 @@ to its dtype, exactly as TF 1.15's `_down_scale` built it, and an
 `IndexedSlices` gradient is made dense first, as that multiply made it in
 TF 1.15, unless the optimizer was asked to keep it sparse. Grappler
 rewrites a graph by its shape, so TF 1.15's graph shape is the one that
-gives TF 1.15's numbers (docs/design.md, contract 15). Three ways to run those
-multiplies, each where it was measured fastest (docs/performance.md):
+gives TF 1.15's numbers (docs/design.md, contract 15). Each dense gradient made
+from an `IndexedSlices` is noted with its touched rows (`sparse_rows`), by
+which `apply_gradients` checks it, and applies it where that is exact.
+Three ways to run those multiplies, each where it was measured fastest
+(docs/performance.md):
 
 * Graph mode and `tf.function`: the multiplies; the check stays in
   `apply_gradients` and reads what it is handed, as TF 1.15's did. Nothing
@@ -57,6 +60,7 @@ import tensorflow as tf
 from contrib_mixed_precision import _tf_compat
 from contrib_mixed_precision import known_flags
 from contrib_mixed_precision import skip_decision
+from contrib_mixed_precision import sparse_rows
 
 
 def scaled_loss(loss, loss_scale):
@@ -210,8 +214,27 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
 
   Returns:
     The unscaled gradients, in order. Their finiteness is remembered
-    (`known_flags.remember_finite`) when it was computed with them.
+    (`known_flags.remember_finite`) when it was computed with them, and
+    each `IndexedSlices` made dense is remembered with its touched rows
+    (`sparse_rows.remember`).
   """
+  # The embeddings' dense gradients, noted by their touched rows
+  # (`sparse_rows`): applied and checked by them where that is exact.
+  sparse = [] if keep_sparse else [
+      (i, g) for i, g in enumerate(grads) if sparse_rows.wanted(g)]
+  # One reciprocal for the multiplies and the rows (eagerly, only where
+  # the multiplies below take none of their own).
+  inv = (_reciprocals(loss_scale)
+         if sparse or not tf.executing_eagerly() else None)
+  result = _unscaled_all(grads, loss_scale, inv, xla, keep_sparse)
+  for i, slices in sparse:
+    sparse_rows.remember(result[i], slices,
+                         inv(slices.values.dtype.base_dtype))
+  return result
+
+
+def _unscaled_all(grads, loss_scale, inv, xla, keep_sparse):
+  """`unscale`'s gradients; `inv` is `_reciprocals(loss_scale)` or None."""
   grads = list(grads) if keep_sparse else densified(grads)
   if xla and tf.executing_eagerly():
     dense = [g for g in grads if _fusable(g)]
@@ -232,4 +255,4 @@ def unscale(grads: Sequence[Any], loss_scale, xla: bool = False,
         grads, tf.convert_to_tensor(loss_scale))
     known_flags.remember_finite(result, flag)
     return result
-  return unscaled(grads, loss_scale)
+  return _times(grads, inv or _reciprocals(loss_scale))

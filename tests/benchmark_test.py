@@ -24,12 +24,17 @@ _PAIR_SCRIPT = os.path.join(_REPO, "benchmarks", "pair.py")
 _CASES = tuple("{}_{}".format(model, mode)
                for model in ("mlp", "emb", "attn")
                for mode in ("graph", "graph_v1", "function", "eager")) + (
-                   "small_graph", "small_build")
+                   "small_graph", "small_build",
+                   # Issue 51: the embedding with GradientDescent and with
+                   # Momentum.
+                   "embgd_graph", "embgd_graph_v1", "embgd_function",
+                   "embmom_graph")
 _CONFIGS = ("bare", "barrier", "unscale_floor", "tf115", "lso_exp",
             "lso_fixed", "tf_mp")
 # The sparse opt-in and TF 1.15's densifying check, timed on the
 # sparse-gradient cases only.
-_EXTRA_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check")}
+_EXTRA_CONFIGS = {"emb": ("lso_exp_sparse", "tf115_check"),
+                  "embgd": ("lso_exp_sparse",), "embmom": ("lso_exp_sparse",)}
 # Distances from these (medians and paired), and also paired from tf_mp.
 _REFERENCES = ("tf115", "unscale_floor", "barrier")
 
@@ -109,6 +114,13 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
                          r".*over tf115 [+-]\d")
       else:
         self.assertNotRegex(goals, sparse)
+    # Issue 51's goals: the exact default against the sparse opt-in where
+    # it updates the touched rows, against TF 1.15's step for Momentum.
+    for case in ("emb_graph", "embgd_graph"):
+      self.assertRegex(goals, r"(?m)^{}\s+lso_exp: over lso_exp_sparse "
+                       r"[+-]\d.*; at most \+10: ".format(case))
+    self.assertRegex(goals, r"(?m)^embmom_graph\s+lso_exp: \d\.\d+ x tf115 "
+                     r"\(paired .*\); at most 0\.70: ")
     verdict = r"(met|not met|not resolved)"
     self.assertRegex(goals, r"(?m)^summary: below tf_mp .* in \d+ of 13 timed "
                      r"step cases, goal at least 10 of the 13: " + verdict)
@@ -401,15 +413,17 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
 
   @parameterized.parameters(False, True)
   def test_default_dense_and_opt_in_sparse(self, v1_behaviour):
-    # The exact default and TF 1.15 apply the embedding's table densely;
-    # the sparse opt-in, the unscale floor and the bare optimizer sparsely.
+    # TF 1.15 applies the embedding's table densely; the exact default
+    # updates its touched rows by the dense kernel's formula (issue 51);
+    # the sparse opt-in, the unscale floor and the bare optimizer take
+    # Adagrad's sparse kernel.
     benchmark = _benchmark()
     factories, _ = benchmark.configs.optimizer_factories(None)
     model_fn = benchmark.models.model_fn("emb", quick=True)
-    expected = {"bare": True, "unscale_floor": True, "lso_exp_sparse": True,
-                "tf115_check": True, "lso_exp": False, "lso_fixed": False,
-                "tf115": False}
-    for name, sparse in expected.items():
+    expected = {"bare": "sparse", "unscale_floor": "sparse",
+                "lso_exp_sparse": "sparse", "tf115_check": "sparse",
+                "lso_exp": "rows", "lso_fixed": "rows", "tf115": "dense"}
+    for name, kind in expected.items():
       runner = benchmark.runners.GraphRunner(
           model_fn, lambda: tf.compat.v1.train.AdagradOptimizer(0.1),
           factories[name], (1, 1), v1_behaviour=v1_behaviour, session=False)
@@ -418,9 +432,13 @@ class BenchmarkTest(tf.test.TestCase, parameterized.TestCase):
       for function in graph_def.library.function:
         types.extend(n.op for n in function.node_def)
       applies = [t for t in types if "Apply" in t]
-      self.assertLen(applies, 3, (name, applies))
+      # The dense layer's kernel and bias, and the table unless by rows.
+      self.assertLen(applies, 2 if kind == "rows" else 3, (name, applies))
       self.assertEqual(sum("SparseApply" in t for t in applies),
-                       1 if sparse else 0, (name, v1_behaviour, applies))
+                       1 if kind == "sparse" else 0,
+                       (name, v1_behaviour, applies))
+      self.assertEqual(any("ScatterUpdate" in t for t in types),
+                       kind == "rows", (name, v1_behaviour))
 
   def test_pair_script_compares_two_trees(self):
     # This clone against itself (an A/A run), two alternating rounds: a

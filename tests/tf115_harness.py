@@ -97,6 +97,13 @@ def _embedding(xs, data):
   return [tf.reduce_sum(tf.nn.embedding_lookup(table, data.ids)**2)]
 
 
+def _embedding_linear(xs, data):
+  """Each id's row gets a gradient of 30000: float16 overflows at three."""
+  (table,) = xs
+  return [tf.reduce_sum(tf.nn.embedding_lookup(table, data.ids) *
+                        data.const(30000.0))]
+
+
 def _attention(xs, data):
   wq, wk, wv = xs
   x = data.const(_X_ATTENTION)
@@ -147,6 +154,16 @@ MODELS = {
                        ids=((1, 2), (3,), (3,), (4,))),
     "embedding_dup": Model(_embedding, (("table", (10, 4)),),
                            ids=((1, 1, 3), (2, 2), (3,), (1, 1, 1, 4))),
+    # 64 elements: the dense kernels' SIMD loops have no scalar tail, so
+    # Adagrad's update by rows is exact (`sparse_rows`). Three distinct
+    # rows (12 elements) end in a part of a SIMD packet.
+    "embedding_dup64": Model(_embedding, (("table", (16, 4)),),
+                             ids=((1, 1, 3, 8), (2, 2), (15, 3, 7),
+                                  (1, 1, 1, 4), (0, 15, 15))),
+    # float16: two ids of one row sum to 60000, three to Inf (a skip).
+    "embedding_sum_overflow": Model(_embedding_linear,
+                                    (("table", (16, 4)),),
+                                    ids=((1, 1), (2, 2, 2), (3, 5))),
     "attention": Model(_attention, (("wq", (4, 4)), ("wk", (4, 4)),
                                     ("wv", (4, 4)))),
     "gan": Model(_gan, (("wg", (2, 3)), ("bg", (3,)), ("wd", (3, 1)),
@@ -192,6 +209,10 @@ OPTIMIZERS = {
     "proximal_adagrad": lambda step: _V1.ProximalAdagradOptimizer(
         0.1, l1_regularization_strength=0.01,
         l2_regularization_strength=0.01),
+    # Without regularization a zero gradient leaves a row as it was.
+    "proximal_sgd_plain": lambda step: _V1.ProximalGradientDescentOptimizer(
+        0.1),
+    "proximal_adagrad_plain": lambda step: _V1.ProximalAdagradOptimizer(0.1),
 }
 
 

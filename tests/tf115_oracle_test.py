@@ -15,8 +15,10 @@ the wide zoo with the same harness.
 """
 
 from absl.testing import parameterized
+import numpy as np
 import tensorflow as tf
 
+import contrib_mixed_precision as mp
 import tf115_harness as harness
 
 Case = harness.Case
@@ -119,6 +121,162 @@ class KeepSparseGradientsTest(OracleTestCase):
   def test_gradient_descent_without_duplicate_ids_matches_oracle(
       self, case, mode):
     self.assertMatchesOracle(case, mode, oracle_global_step=4)
+
+
+# Issue 51: an embedding's dense gradient checked by its touched rows (every
+# optimizer), and applied by them where a zero gradient leaves a row as it
+# was (GradientDescent; Adagrad, on a table of a multiple of 64 elements):
+# duplicate ids, a NaN and an Inf step, the exponential manager's skips.
+_EXP = ("exp", 2**10, 2, 1, 2, 0.5)
+TAKEN = tuple(
+    Case("embedding_dup64", dtype, opt, scale, poison=((1, "nan"),
+                                                       (3, "inf")))
+    for opt in ("sgd", "adagrad")
+    for dtype, scale in (("float32", _EXP), ("float16", ("fixed", 128)),
+                         ("bfloat16", ("fixed", 7)), ("mixed", _EXP))) + (
+        # float16 rows that overflow only when summed: step 2 skips.
+        Case("embedding_sum_overflow", "float16", "sgd", ("fixed", 1),
+             steps=3),
+        Case("embedding_sum_overflow", "float16", "adagrad", ("fixed", 1),
+             steps=3),
+        # Proximal optimizers without regularization (float32 and float64
+        # only: TF has no CPU kernel for the others).
+        Case("embedding_dup64", "float32", "proximal_sgd_plain", _EXP,
+             poison=((1, "nan"), (3, "inf"))),
+        Case("embedding_dup64", "float32", "proximal_adagrad_plain",
+             ("fixed", 128), poison=((1, "nan"),)),
+        # A table of 40 elements: Adagrad stays dense, exactly.
+        Case("embedding_dup", "float32", "adagrad", _EXP,
+             poison=((1, "nan"),)),
+    )
+# Optimizers that move untouched rows stay dense; their check is by rows.
+REFUSED = tuple(
+    Case("embedding_dup64", dtype, opt, ("fixed", 128),
+         poison=((1, "nan"),))
+    for opt in ("momentum", "adam", "rmsprop_momentum", "adadelta", "ftrl",
+                "proximal_sgd", "proximal_adagrad", "adagrad_da")
+    for dtype in ("float32",)) + (
+        Case("embedding_sum_overflow", "float16", "momentum", ("fixed", 1),
+             steps=3),
+        Case("embedding_sum_overflow", "float16", "adam", ("fixed", 1),
+             steps=3),
+    )
+_SPARSE_V1_BATCH = TAKEN + REFUSED
+
+
+def _all_modes(cases):
+  return [p for mode in MODES for p in named(cases, mode)]
+
+
+class ExactSparseUpdatesTest(OracleTestCase):
+  """Issue 51: the touched rows' check and update, judged by TF 1.15."""
+
+  @parameterized.named_parameters(_all_modes(TAKEN))
+  def test_update_by_rows_matches_oracle(self, case, mode):
+    self.assertMatchesOracle(case, mode, v1_batch=_SPARSE_V1_BATCH)
+
+  @parameterized.named_parameters(_all_modes(REFUSED))
+  def test_refused_optimizer_stays_dense_and_exact(self, case, mode):
+    self.assertMatchesOracle(case, mode, v1_batch=_SPARSE_V1_BATCH)
+
+  def test_overflowing_duplicates_skip_the_step(self):
+    # Guards the case above: TF 1.15 skips step 2 (three 30000s in float16)
+    # and applies the other two.
+    report = self.assertMatchesOracle(
+        Case("embedding_sum_overflow", "float16", "sgd", ("fixed", 1),
+             steps=3), GRAPH)
+    self.assertEqual(report["oracle_global_step"], 2)
+
+  @parameterized.parameters(
+      ("sgd", "float32", ["ResourceScatterSub"], "ResourceApply"),
+      ("adagrad", "float16", ["ResourceScatterUpdate"], "ResourceApply"),
+      ("proximal_sgd_plain", "float32", ["ResourceScatterUpdate"],
+       "ResourceApply"),
+      ("proximal_adagrad_plain", "float32", ["ResourceScatterUpdate"],
+       "ResourceApply"),
+      ("proximal_sgd", "float32", ["ResourceApplyProximalGradientDescent"],
+       None),
+      ("momentum", "float32", ["ResourceApplyMomentum"], None),
+      ("adam", "float32", ["ResourceApplyAdam"], None))
+  def test_which_update_the_graph_runs(self, optimizer, dtype, present,
+                                       absent):
+    # The rows' update replaces the dense kernel where it is taken, and the
+    # check reads no table-sized tensor: it has no `IsFinite` or `Sum` of
+    # the table's shape.
+    with tf.Graph().as_default() as graph:
+      table = tf.compat.v1.Variable(tf.zeros([16, 4], dtype), name="table")
+      ids = tf.compat.v1.placeholder(tf.int32, [None])
+      loss = tf.reduce_sum(tf.nn.embedding_lookup(table, ids)**2)
+      inner = harness.OPTIMIZERS[optimizer](None)
+      opt = mp.LossScaleOptimizer(
+          inner, mp.FixedLossScaleManager(128))
+      opt.minimize(loss, var_list=[table])
+    types = [op.type for op in graph.get_operations()]
+    for op_type in present:
+      self.assertIn(op_type, types)
+    if absent:
+      self.assertEmpty([t for t in types if t.startswith(absent)])
+    for op in graph.get_operations():
+      if op.type in ("IsFinite", "Sum") and op.inputs:
+        self.assertNotEqual([16, 4], op.inputs[0].shape.as_list(),
+                            msg=op.name)
+
+  @parameterized.parameters("sgd", "adagrad", "momentum")
+  def test_partitioned_table_matches_oracle(self, optimizer):
+    # tf.compat.v1's fixed_size_partitioner: each of the two [16, 4]
+    # partitions gets a gradient of its own, by rows where that is exact.
+    types = []
+
+    def build(lib, inputs):
+      table = tf.compat.v1.get_variable(
+          "table", [32, 4],
+          initializer=tf.compat.v1.random_uniform_initializer(-1, 1, seed=5),
+          partitioner=tf.compat.v1.fixed_size_partitioner(2))
+      loss = tf.reduce_sum(
+          tf.nn.embedding_lookup(table, inputs["ids"])**2) * inputs["poison"]
+      opt = lib.LossScaleOptimizer(harness.OPTIMIZERS[optimizer](None),
+                                   lib.FixedLossScaleManager(128))
+      parts = list(table)
+      step = tf.compat.v1.train.get_or_create_global_step()
+      train = opt.minimize(loss, global_step=step, var_list=parts)
+      if not lib.is_oracle:
+        types.extend(op.type for op in tf.compat.v1.get_default_graph()
+                     .get_operations())
+      state = {"part{}".format(i): p for i, p in enumerate(parts)}
+      state["global_step"] = step
+      return harness.Built(step=lambda: train, state=lambda: state)
+
+    schedule = [{"ids": [1, 1, 17, 30]}, {"ids": [2, 20, 20, 20]},
+                {"ids": [3, 3, 3, 3], "poison": np.nan},
+                {"ids": [31, 0, 16, 15]}]
+    states = self.judged(build, GRAPH,
+                         inputs={"ids": np.zeros([4], np.int32),
+                                 "poison": np.float32(1)},
+                         schedule=schedule)
+    self.assertEqual(3, states[-1]["global_step"])
+    self.assertEqual(optimizer != "momentum",
+                     "ResourceScatterUpdate" in types or
+                     "ResourceScatterSub" in types)
+
+  def test_compute_then_apply_in_a_session_graph_stays_dense(self):
+    # A Session may feed the dense gradient a value of the caller's, which
+    # its rows never saw: outside `minimize` the dense path runs, and the
+    # fed value is what is applied.
+    with tf.Graph().as_default():
+      table = tf.compat.v1.Variable(tf.ones([16, 4]), name="table")
+      ids = tf.constant([1, 1, 3])
+      loss = tf.reduce_sum(tf.nn.embedding_lookup(table, ids)**2)
+      opt = mp.LossScaleOptimizer(
+          tf.compat.v1.train.GradientDescentOptimizer(1.0),
+          mp.FixedLossScaleManager(128))
+      (grad, var), = opt.compute_gradients(loss, var_list=[table])
+      train = opt.apply_gradients([(grad, var)])
+      with tf.compat.v1.Session() as sess:
+        sess.run(tf.compat.v1.global_variables_initializer())
+        fed = np.full([16, 4], 0.5, np.float32)
+        sess.run(train, {grad: fed})
+        self.assertAllEqual(np.full([16, 4], 0.5, np.float32),
+                            sess.run(table))
 
 
 class CrossSectionTest(OracleTestCase):

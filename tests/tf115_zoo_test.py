@@ -38,6 +38,7 @@ EXP_2_32 = ("exp", 2**32, 2, 2, 2, 0.8)
 # each bad step, then grows back into overflow: skipped and applied steps.
 EXP_FP16 = ("exp", 2**17, 2, 1, 2, 0.5)
 EXP_2_15 = ("exp", 2**15, 2, 2, 2, 0.8)
+FIXED_1 = ("fixed", 1)
 NAN_AT_2 = ((2, "nan"),)
 INF_AT_1 = ((1, "inf"),)
 
@@ -69,6 +70,19 @@ _ROWS = (
      "minimize"),
     ("embedding_dup", "mixed", "adam", EXP_FP16, (), "minimize"),
     ("embedding_dup", "float32", "adadelta", FIXED_1000, ((0, "inf"),),
+     "minimize"),
+    ("embedding_dup64", "float32", "adagrad", EXP_2_32, NAN_AT_2,
+     "minimize"),
+    ("embedding_dup64", "float16", "sgd", FIXED_128, INF_AT_1, "minimize"),
+    ("embedding_dup64", "bfloat16", "rmsprop", FIXED_7, (), "clip"),
+    ("embedding_sum_overflow", "float16", "adagrad", FIXED_1, (),
+     "minimize"),
+    ("embedding_dup64", "float32", "proximal_sgd_plain", EXP_2_15, INF_AT_1,
+     "minimize"),
+    ("mlp", "float32", "proximal_adagrad_plain", FIXED_3, (), "clip"),
+    ("embedding_dup64", "float32", "proximal_adagrad_plain", FIXED_7,
+     NAN_AT_2, "minimize"),
+    ("embedding_sum_overflow", "bfloat16", "momentum", FIXED_1, (),
      "minimize"),
     ("attention", "float32", "ftrl", EXP_2_32, NAN_AT_2, "clip"),
     ("attention", "float16", "rmsprop_centered", FIXED_2_15, (), "minimize"),
