@@ -809,7 +809,7 @@ MUTANTS = (
     Mutant("UT02", _U_TF2X,
            "KERAS2_GROWTH = \"2000\"",
            "KERAS2_GROWTH = \"1000\"",
-           (_T_K2 + "test_converts_growth_only",
+           (_T_K2 + "test_converts_defaults",
             _T_K2_LOOPS),
            "Keras 2's default growth steps written as 1000"),
     Mutant("UT03", _U_TF2X,
@@ -940,9 +940,8 @@ MUTANTS = (
            "entry.at(line), what,\n"
            "                                                     fix))\n",
            "",
-           (_T_NAMES + "Tf2xNamesTest", "tests/upgrade_tf2x_test.py::"
-            "ConvertedTf2xProgramsTest::test_report_says_what_each_became_"
-            "and_what_was_not_kept"),
+           (_T_NAMES + "Tf2xNamesTest::test_report_names_what_was_not_"
+            "kept_under_its_file",),
            "a converted file's NOT KEPT lines are lost from its block"),
     Mutant("UT19", _U_CHECK,
            "    found.append(Finding(path, cell, line, 1, \"{}: {}\".format("
@@ -987,7 +986,8 @@ MUTANTS = (
     Mutant("UT26", _U_REPORT,
            "    elif blocker.what == blockers.OPTIMIZER_V2_SUBCLASS:",
            "    elif False:",
-           (_T_KERAS2_TREE,),
+           ("tests/upgrade_blockers_test.py::OptimizerV2SubclassTest::"
+            "test_report_counts_it_as_needing_keras_2", _T_KERAS2_TREE),
            "a subclass of a Keras optimizer is not counted as needing "
            "Keras 2"),
 )

@@ -180,6 +180,25 @@ class Tf2xNamesTest(parameterized.TestCase):
                   "tf.train.experimental.FixedLossScale( 64))", notes[2])
     self.assertIn("scales nothing today either", notes[5])
 
+  def test_report_names_what_was_not_kept_under_its_file(self):
+    # The converted file's own block gives the line and the fix, besides
+    # the count in "Before you run it".
+    with tempfile.TemporaryDirectory() as tmp:
+      with open(os.path.join(tmp, "model.py"), "w") as f:
+        f.write("import tensorflow as tf\n"
+                "p = tf.keras.mixed_precision.experimental.Policy(\n"
+                "    'mixed_float16', loss_scale=128)\n")
+      report = os.path.join(tmp, "report.txt")
+      status, _, _ = _run_command("--intree", tmp, "--inplace",
+                                  "--reportfile", report)
+      self.assertEqual(status, 0)
+      with open(report) as f:
+        text = f.read()
+    block = text.split("\nmodel.py\n", 1)[1].split("\n\n", 1)[0]
+    self.assertIn("  2: NOT KEPT: {}. Fix: {}.".format(
+        tf2x_names.LOST_POLICY, tf2x_names.FIX_POLICY), block)
+    self.assertIn("`loss_scale=128` was dropped", block)
+
   def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):
     # NVIDIA's Electra pattern: the policy says "dynamic", and the training
     # loop wraps its optimizer explicitly.
