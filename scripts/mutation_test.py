@@ -67,6 +67,7 @@ _U_BLOCKERS = "contrib_mp_upgrade/blockers.py"
 _U_TF2X = "contrib_mp_upgrade/tf2x_names.py"
 _U_PINS = "contrib_mp_upgrade/pins.py"
 _U_REPORT = "contrib_mp_upgrade/report.py"
+_U_KERAS2 = "contrib_mp_upgrade/keras2.py"
 # The modules the score is given for.
 SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP)
 
@@ -129,6 +130,8 @@ _T_K2_LOOPS = _T_K2_RUN + "test_custom_loops_every_import_style"
 _T_LATER = _T_PINS + "test_a_pin_of_tf_2_3_or_later_advances_iterations_"
 _T_PINNED_RUN = "tests/upgrade_tf2x_test.py::PinnedTreeTest"
 _T_KERAS2_TREE = "tests/upgrade_tf2x_test.py::Keras2TreeTest"
+_T_KIND = _T_NAMES + "OptimizerKindTest::"
+_T_V1_IN_KERAS = "tests/upgrade_tf2x_test.py::V1OptimizerInKerasFileTest"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -990,6 +993,42 @@ MUTANTS = (
             "test_report_counts_it_as_needing_keras_2", _T_KERAS2_TREE),
            "a subclass of a Keras optimizer is not counted as needing "
            "Keras 2"),
+    Mutant("UT27", _U_KERAS2,
+           "              len(item.args.args) == 2):",
+           "              len(item.args.args) == 1):",
+           ("tests/keras2_test.py::Keras2Test::test_a_build_that_reads_a_"
+            "tensor_shape", _T_KERAS2_TREE),
+           "a layer's `build(self, input_shape)` is not read (`self` "
+           "forgotten in the count)"),
+    Mutant("UT28", _U_TF2X,
+           "    elif kind in (LSO, TODAY_LSO) and _wraps_v1(analysis, call):",
+           "    elif kind in (LSO, TODAY_LSO) and False:",
+           (_T_KIND + "test_a_tf1_optimizer_gets_tfs_v1_loss_scale_"
+            "optimizer_attribute", _T_V1_IN_KERAS),
+           "a Keras LossScaleOptimizer given a tf.compat.v1 optimizer "
+           "becomes KerasLossScaleOptimizer, which refuses it"),
+    Mutant("UT29", _U_TF2X,
+           "    _set_call(calls, call, _renamed_keyword(\"optimizer\", "
+           "\"opt\"), name)",
+           "    pass",
+           (_T_KIND + "test_a_tf1_optimizer_gets_tfs_v1_loss_scale_"
+            "optimizer_keyword",),
+           "`optimizer=` kept for TF's MixedPrecisionLossScaleOptimizer, "
+           "whose argument is `opt`"),
+    Mutant("UT30", _U_TF2X,
+           "  found.advance = advance_iterations",
+           "  found.advance = False",
+           (_T_NAMES + "IterationsRuleTest::test_a_tf_2_3_pin_advances_"
+            "iterations_lso", _T_PINNED_RUN),
+           "a tree pinned to TF 2.3+ still gets TF 2.0's `iterations` "
+           "rule"),
+    Mutant("UT31", _U_REPORT,
+           "  if pin is not None and any(\"`iterations`\" in text for e in "
+           "python",
+           "  if pin is not None and False and any(\"`iterations`\" in text "
+           "for e in python",
+           (_T_PINNED_RUN + "::test_report_names_the_file_read_and_the_rule",),
+           "the report does not say which pin chose the `iterations` rule"),
 )
 
 
