@@ -64,6 +64,11 @@ _U_WORKERS = "contrib_mp_upgrade/workers.py"
 _U_WALK = "contrib_mp_upgrade/walk.py"
 _U_NOTEBOOK = "contrib_mp_upgrade/notebook.py"
 _U_BLOCKERS = "contrib_mp_upgrade/blockers.py"
+# This round's TF 2.x converter (issue 52, done-means 3).
+_U_TF2X = "contrib_mp_upgrade/tf2x_names.py"
+_U_PINS = "contrib_mp_upgrade/pins.py"
+_U_REPORT = "contrib_mp_upgrade/report.py"
+_U_KERAS2 = "contrib_mp_upgrade/keras2.py"
 # The modules the score is given for.
 SCORED = (_SD, _KF, _RC, _LS, _LSO, _SR, _UN, _STEP, _KLSO)
 
@@ -117,6 +122,22 @@ _U_V1_SHAPES = "tests/upgrade_blockers_test.py::V1ShapesSwitchTest::"
 # case of the class reads one pair of runs: the judge's and the converted).
 _K2API = "tests/keras_loss_scale_optimizer_test.py::Keras2ApiTest::"
 _K3STEP = "tests/keras_loss_scale_optimizer_test.py::Keras3StepTest::"
+
+# The TF 2.x converter's tests: the converted text (tf2x_names_test), the
+# pins (pins_test), and the converted programs run against tf-keras or TF's
+# own loss scales (upgrade_keras2_test, upgrade_tf2x_test). The fast one
+# comes first: `-x` stops at the first failure.
+_T_NAMES = "tests/tf2x_names_test.py::"
+_T_K2 = _T_NAMES + "Keras2NamesTest::"
+_T_COMPILE = _T_NAMES + "CompileUnderPolicyTest::"
+_T_K2_RUN = "tests/upgrade_keras2_test.py::ConvertedKeras2ProgramsTest::"
+_T_PINS = "tests/pins_test.py::PinTest::"
+_T_K2_LOOPS = _T_K2_RUN + "test_custom_loops_every_import_style"
+_T_LATER = _T_PINS + "test_a_pin_of_tf_2_3_or_later_advances_iterations_"
+_T_PINNED_RUN = "tests/upgrade_tf2x_test.py::PinnedTreeTest"
+_T_KERAS2_TREE = "tests/upgrade_tf2x_test.py::Keras2TreeTest"
+_T_KIND = _T_NAMES + "OptimizerKindTest::"
+_T_V1_IN_KERAS = "tests/upgrade_tf2x_test.py::V1OptimizerInKerasFileTest"
 
 MUTANTS = (
     # -- The seven survivors of issue 31, and the bound without its count.
@@ -851,6 +872,233 @@ MUTANTS = (
            (_U_V1_SHAPES + "test_the_modules_of_a_script_that_calls_it",),
            "the modules of a script that calls disable_v2_tensorshape() "
            "still get the Dimension blocker (item 7)"),
+    # -- This round's TF 2.x converter (issue 52, done-means 3).
+    Mutant("UT01", _U_TF2X,
+           "KERAS2_INITIAL = \"2 ** 15\"",
+           "KERAS2_INITIAL = \"2 ** 16\"",
+           (_T_K2 + "test_converts_defaults",
+            _T_K2_LOOPS),
+           "Keras 2's default initial scale written as 2 ** 16"),
+    Mutant("UT02", _U_TF2X,
+           "KERAS2_GROWTH = \"2000\"",
+           "KERAS2_GROWTH = \"1000\"",
+           (_T_K2 + "test_converts_defaults",
+            _T_K2_LOOPS),
+           "Keras 2's default growth steps written as 1000"),
+    Mutant("UT03", _U_TF2X,
+           "            \"multiplier=2.)\".format(tf, initial, growth))",
+           "            \"multiplier=4.)\".format(tf, initial, growth))",
+           (_T_K2 + "test_converts_keywords",
+            _T_K2_LOOPS),
+           "a Keras 2 dynamic scale grows and shrinks by 4, not 2"),
+    Mutant("UT04", _U_TF2X,
+           "    return _wrapped(package, text(\"inner_optimizer\", None), "
+           "scale, True)",
+           "    return _wrapped(package, text(\"inner_optimizer\", None), "
+           "scale, False)",
+           (_T_K2 + "test_converts_keywords",
+            _T_K2_LOOPS),
+           "a converted Keras 2 optimizer's skipped steps do not advance "
+           "`iterations`"),
+    Mutant("UT05", _U_TF2X,
+           "  def rewrite(updated: cst.Call, dynamic=value) -> "
+           "cst.BaseExpression:",
+           "  def rewrite(updated: cst.Call, dynamic=True) -> "
+           "cst.BaseExpression:",
+           (_T_K2 + "test_converts_fixed",
+            _T_K2_LOOPS),
+           "`dynamic=False` is mapped to a dynamic scale"),
+    Mutant("UT06", _U_TF2X,
+           "_KERAS2_LSO_ARGS = (\"inner_optimizer\", \"dynamic\", "
+           "\"initial_scale\",\n"
+           "                    \"dynamic_growth_steps\")",
+           "_KERAS2_LSO_ARGS = (\"inner_optimizer\", \"dynamic\", "
+           "\"dynamic_growth_steps\",\n"
+           "                    \"initial_scale\")",
+           (_T_K2 + "test_converts_positional",
+            _T_K2_LOOPS),
+           "positional `initial_scale` and `dynamic_growth_steps` swapped"),
+    Mutant("UT07", _U_TF2X,
+           "      _keras2_lso(analysis, node, call, calls, found, "
+           "package_name,\n"
+           "                  display(k))\n"
+           "      return",
+           "      return",
+           (_T_K2 + "test_every_import_style_from_class", _T_K2_LOOPS),
+           "`from tensorflow.keras.mixed_precision import LossScaleOptimizer`"
+           " is left for Keras 3"),
+    Mutant("UT08", _U_TF2X,
+           "  if extra or args[\"inner_optimizer\"] is None:",
+           "  if args[\"inner_optimizer\"] is None:",
+           (_T_K2 + "test_left_and_named_under_before_you_run_it_"
+            "unknown_keyword",),
+           "an argument Keras 2's class does not take is dropped, not "
+           "stopped at"),
+    Mutant("UT09", _U_TF2X,
+           "  if not value and (args[\"initial_scale\"] is None or\n"
+           "                    args[\"dynamic_growth_steps\"] is not None):",
+           "  if not value and args[\"initial_scale\"] is None:",
+           (_T_K2 + "test_left_and_named_under_before_you_run_it_"
+            "fixed_with_growth_steps",),
+           "`dynamic=False` with `dynamic_growth_steps` (which Keras 2 "
+           "refused) becomes a fixed scale"),
+    Mutant("UT10", _U_TF2X,
+           "    if isinstance(node, cst.Attribute) and node.attr.value in "
+           "_KERAS2_ONLY:\n"
+           "      return True",
+           "    if isinstance(node, cst.Attribute) and node.attr.value in "
+           "_KERAS2_ONLY:\n"
+           "      continue",
+           (_T_K2 + "test_standalone_keras_2_told_by_what_only_keras_2_has_"
+            "get_scaled_loss",),
+           "a standalone-keras file that calls `get_scaled_loss` is taken "
+           "for Keras 3 code"),
+    Mutant("UT11", _U_TF2X,
+           "  advance = not policy.experimental or getattr(found, "
+           "\"advance\", False)",
+           "  advance = getattr(found, \"advance\", False)",
+           (_T_COMPILE + "test_keras2_compile_is_wrapped_with_keras2_numbers",
+            _T_K2_RUN + "test_compile_under_a_mixed_float16_policy"),
+           "Keras 2's `compile` wrapper no longer counts skipped steps in "
+           "`iterations`"),
+    Mutant("UT12", _U_TF2X,
+           "      else:\n"
+           "        scale_text = scale\n",
+           "      else:\n"
+           "        scale_text = _keras2_scale(tf, True, KERAS2_INITIAL,\n"
+           "                                   KERAS2_GROWTH)\n",
+           (_T_COMPILE + "test_tf20_policy_loss_scale_goes_to_compile",
+            _T_K2_RUN + "test_tf20_policy_loss_scale_multiplier_4_in_fit"),
+           "`compile` under a TF 2.0 Policy gets Keras 2's default scale "
+           "(multiplier 2), not the Policy's own (multiplier 4)"),
+    Mutant("UT13", _U_TF2X,
+           "        scale_text = \"1\"",
+           "        scale_text = None",
+           (_T_COMPILE + "test_tf20_policy_without_loss_scaling_compiles_with_"
+            "scale_1",),
+           "a Policy's `loss_scale=None` (no scaling) becomes a dynamic "
+           "scale in `compile`"),
+    Mutant("UT14", _U_TF2X,
+           "      text = \"({0}.variable_dtype != {0}.compute_dtype)\".format(",
+           "      text = \"({0}.variable_dtype == {0}.compute_dtype)\".format(",
+           (_T_COMPILE + "test_policy_reads",
+            _T_K2_RUN + "test_tf20_policy_loss_scale_multiplier_4_in_fit"),
+           "`should_cast_variables` inverted"),
+    Mutant("UT15", _U_TF2X,
+           "  found.lost.append((line, LOST_POLICY, FIX_POLICY))\n"
+           "  found.notes.append((line, (\n"
+           "      \"`loss_scale={}` was dropped",
+           "  found.notes.append((line, (\n"
+           "      \"`loss_scale={}` was dropped",
+           (_T_NAMES + "Tf2xNamesTest::test_policy_loss_scale_is_reported",),
+           "a Policy's dropped `loss_scale` has no NOT KEPT line"),
+    Mutant("UT16", _U_TF2X,
+           "  if wrapped_any:\n"
+           "    # The loss scale the policy gave `compile` is kept there.\n"
+           "    found.lost = [",
+           "  if False:\n"
+           "    found.lost = [",
+           (_T_COMPILE + "test_tf20_policy_loss_scale_goes_to_compile",),
+           "a Policy's loss scale that `compile` now gets is still NOT KEPT"),
+    Mutant("UT17", _U_REPORT,
+           "  clear = sum(1 for e in readable\n"
+           "              if not e.blockers and not e.result.tf2x_stops)",
+           "  clear = sum(1 for e in readable if not e.blockers)",
+           (_T_K2 + "test_report_never_says_a_stopped_file_will_run",),
+           "a file with a line the command could not convert counts as "
+           "\"will run\""),
+    Mutant("UT18", _U_REPORT,
+           "  for line, what, fix in result.tf2x_lost:\n"
+           "    out.append(\"  {}: NOT KEPT: {}. Fix: {}.\".format("
+           "entry.at(line), what,\n"
+           "                                                     fix))\n",
+           "",
+           (_T_NAMES + "Tf2xNamesTest::test_report_names_what_was_not_"
+            "kept_under_its_file",),
+           "a converted file's NOT KEPT lines are lost from its block"),
+    Mutant("UT19", _U_CHECK,
+           "    found.append(Finding(path, cell, line, 1, \"{}: {}\".format("
+           "what, fix)))",
+           "    pass",
+           (_T_K2 + "test_report_never_says_a_stopped_file_will_run",),
+           "`--check` says nothing of a Keras 2 line it could not convert"),
+    Mutant("UT20", _U_PINS,
+           "    if self.low is not None and self.low >= (2, 3):",
+           "    if self.low is not None and self.low > (2, 3):",
+           (_T_LATER + "dockerfile_pip",),
+           "a pin of TF 2.3 itself is not taken for TF 2.3's rule"),
+    Mutant("UT21", _U_PINS,
+           "    if self.high is not None and self.high <= (2, 2):",
+           "    if self.high is not None and self.high < (2, 2):",
+           (_T_PINS + "test_a_pin_of_tf_2_2_or_earlier_does_not_exact",),
+           "a pin of TF 2.2 itself is not taken for TF 2.0-2.2's rule"),
+    Mutant("UT22", _U_PINS,
+           "  if lower.endswith(\".txt\") and (\"requirements\" in lower or",
+           "  if lower.endswith(\".txt\") and (lower.startswith("
+           "\"requirements\") or",
+           (_T_LATER + "requirements_prefixed",),
+           "`dev-requirements.txt`-style files are not read"),
+    Mutant("UT23", _U_PINS,
+           "        lower_high((major, minor - 1) if minor else "
+           "(major - 1, 99))",
+           "        lower_high((major, minor))",
+           (_T_PINS + "test_a_pin_of_tf_2_2_or_earlier_does_not_below",),
+           "`tensorflow<2.3` is taken to allow TF 2.3"),
+    Mutant("UT24", _U_PINS,
+           "    return rules.pop() if len(rules) == 1 else None",
+           "    return rules.pop() if rules else None",
+           (_T_PINS + "test_pins_that_allow_both_rules_keep_the_default_and_"
+            "say_so_disagree",),
+           "pins that disagree choose one rule silently"),
+    Mutant("UT25", _U_CLI,
+           "  advance = pin.advance is True",
+           "  advance = pin.advance is not False",
+           ("tests/upgrade_tf2x_test.py::ConvertedTf2xProgramsTest::"
+            "test_report_says_what_each_became_and_what_was_not_kept",),
+           "an unpinned tree gets TF 2.3's `iterations` rule"),
+    Mutant("UT26", _U_REPORT,
+           "    elif blocker.what == blockers.OPTIMIZER_V2_SUBCLASS:",
+           "    elif False:",
+           ("tests/upgrade_blockers_test.py::OptimizerV2SubclassTest::"
+            "test_report_counts_it_as_needing_keras_2", _T_KERAS2_TREE),
+           "a subclass of a Keras optimizer is not counted as needing "
+           "Keras 2"),
+    Mutant("UT27", _U_KERAS2,
+           "              len(item.args.args) == 2):",
+           "              len(item.args.args) == 1):",
+           ("tests/keras2_test.py::Keras2Test::test_a_build_that_reads_a_"
+            "tensor_shape", _T_KERAS2_TREE),
+           "a layer's `build(self, input_shape)` is not read (`self` "
+           "forgotten in the count)"),
+    Mutant("UT28", _U_TF2X,
+           "    elif kind in (LSO, TODAY_LSO) and _wraps_v1(analysis, call):",
+           "    elif kind in (LSO, TODAY_LSO) and False:",
+           (_T_KIND + "test_a_tf1_optimizer_gets_tfs_v1_loss_scale_"
+            "optimizer_attribute", _T_V1_IN_KERAS),
+           "a Keras LossScaleOptimizer given a tf.compat.v1 optimizer "
+           "becomes KerasLossScaleOptimizer, which refuses it"),
+    Mutant("UT29", _U_TF2X,
+           "    _set_call(calls, call, _renamed_keyword(\"optimizer\", "
+           "\"opt\"), name)",
+           "    pass",
+           (_T_KIND + "test_a_tf1_optimizer_gets_tfs_v1_loss_scale_"
+            "optimizer_keyword",),
+           "`optimizer=` kept for TF's MixedPrecisionLossScaleOptimizer, "
+           "whose argument is `opt`"),
+    Mutant("UT30", _U_TF2X,
+           "  found.advance = advance_iterations",
+           "  found.advance = False",
+           (_T_NAMES + "IterationsRuleTest::test_a_tf_2_3_pin_advances_"
+            "iterations_lso", _T_PINNED_RUN),
+           "a tree pinned to TF 2.3+ still gets TF 2.0's `iterations` "
+           "rule"),
+    Mutant("UT31", _U_REPORT,
+           "  if pin is not None and any(\"`iterations`\" in text for e in "
+           "python",
+           "  if pin is not None and False and any(\"`iterations`\" in text "
+           "for e in python",
+           (_T_PINNED_RUN + "::test_report_names_the_file_read_and_the_rule",),
+           "the report does not say which pin chose the `iterations` rule"),
 )
 
 

@@ -41,6 +41,9 @@ class PinTest(parameterized.TestCase):
        "numpy>=1.19\ntensorflow-gpu==2.4.1\n", 2, "tensorflow-gpu==2.4.1"),
       ("requirements_variant", "requirements-gpu.txt",
        "tensorflow==2.6.*  # CUDA 11.2\n", 1, "tensorflow==2.6.*"),
+      # `*requirements*.txt`: a prefix too, not only `requirements*`.
+      ("requirements_prefixed", "dev-requirements.txt",
+       "pytest\ntensorflow==2.4.0\n", 2, "tensorflow==2.4.0"),
       ("requirements_dir", "requirements/base.txt",
        "tensorflow>=2.3.0\n", 1, "tensorflow>=2.3.0"),
       ("setup_py", "setup.py",

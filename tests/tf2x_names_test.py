@@ -180,6 +180,25 @@ class Tf2xNamesTest(parameterized.TestCase):
                   "tf.train.experimental.FixedLossScale( 64))", notes[2])
     self.assertIn("scales nothing today either", notes[5])
 
+  def test_report_names_what_was_not_kept_under_its_file(self):
+    # The converted file's own block gives the line and the fix, besides
+    # the count in "Before you run it".
+    with tempfile.TemporaryDirectory() as tmp:
+      with open(os.path.join(tmp, "model.py"), "w") as f:
+        f.write("import tensorflow as tf\n"
+                "p = tf.keras.mixed_precision.experimental.Policy(\n"
+                "    'mixed_float16', loss_scale=128)\n")
+      report = os.path.join(tmp, "report.txt")
+      status, _, _ = _run_command("--intree", tmp, "--inplace",
+                                  "--reportfile", report)
+      self.assertEqual(status, 0)
+      with open(report) as f:
+        text = f.read()
+    block = text.split("\nmodel.py\n", 1)[1].split("\n\n", 1)[0]
+    self.assertIn("  2: NOT KEPT: {}. Fix: {}.".format(
+        tf2x_names.LOST_POLICY, tf2x_names.FIX_POLICY), block)
+    self.assertIn("`loss_scale=128` was dropped", block)
+
   def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):
     # NVIDIA's Electra pattern: the policy says "dynamic", and the training
     # loop wraps its optimizer explicitly.
@@ -312,6 +331,24 @@ class Keras2NamesTest(parameterized.TestCase):
                   "tensorflow.compat.v1.mixed_precision.FixedLossScale(8), "
                   "skipped_steps_advance_iterations=True)", text)
 
+  @parameterized.named_parameters(
+      ("get_scaled_loss", "scaled = opt.get_scaled_loss(loss)"),
+      ("get_unscaled_gradients", "grads = opt.get_unscaled_gradients(g)"),
+      ("dynamic_counter", "n = opt.dynamic_counter"),
+  )
+  def test_standalone_keras_2_told_by_what_only_keras_2_has(self, use):
+    # No `dynamic=`: only the file's use of Keras 2's own methods says the
+    # standalone `keras` is Keras 2's (Keras 3's class has none of them).
+    text, result = _upgrade(
+        "import keras\n"
+        "opt = keras.mixed_precision.LossScaleOptimizer(sgd)\n"
+        "{}\n".format(use))
+    self.assertIn("opt = contrib_mixed_precision.KerasLossScaleOptimizer("
+                  "sgd, " + _DYNAMIC.replace("tf.", "tensorflow.").format(
+                      "2 ** 15", "2000") +
+                  ", skipped_steps_advance_iterations=True)\n", text)
+    self.assertIn("Keras 2's numbers kept", result.tf2x_notes[0][1])
+
   def test_standalone_keras_3_code_is_left(self):
     # Valid Keras 3 code: nothing in the file is Keras 2's only.
     source = ("import keras\n"
@@ -336,6 +373,11 @@ class Keras2NamesTest(parameterized.TestCase):
        "opt, dynamic=flag)", "`dynamic` is not written"),
       ("fixed_without_scale", "tf.keras.mixed_precision.LossScaleOptimizer("
        "opt, dynamic=False)", "which Keras 2 refused too"),
+      # tf-keras raises ValueError ("dynamic_growth_steps" must be None if
+      # "dynamic" is False): no fixed scale to convert it to.
+      ("fixed_with_growth_steps", "tf.keras.mixed_precision."
+       "LossScaleOptimizer(opt, dynamic=False, initial_scale=8, "
+       "dynamic_growth_steps=3)", "which Keras 2 refused too"),
       ("unknown_keyword", "tf.keras.mixed_precision.LossScaleOptimizer("
        "opt, name='x')", "arguments Keras 2's class does not take"),
   )
@@ -452,6 +494,21 @@ class CompileUnderPolicyTest(parameterized.TestCase):
         "model.compile(optimizer=contrib_mixed_precision."
         "KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), "
         "tf.compat.v1.mixed_precision.DynamicLossScale( 8., 2, 4.)), "
+        "loss=\"mse\")", text)
+    self.assertEqual(result.tf2x_lost, [])
+
+  def test_tf20_policy_without_loss_scaling_compiles_with_scale_1(self):
+    # TF 2.0-2.3's `Policy("mixed_float16", loss_scale=None)` trained
+    # without loss scaling: a fixed scale of 1, never a dynamic one.
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.set_policy(mp.Policy("mixed_float16", loss_scale=None))
+        model.compile(optimizer=tf.keras.optimizers.SGD(), loss="mse")
+        """)
+    self.assertIn(
+        "model.compile(optimizer=contrib_mixed_precision."
+        "KerasLossScaleOptimizer(tf.keras.optimizers.SGD(), 1), "
         "loss=\"mse\")", text)
     self.assertEqual(result.tf2x_lost, [])
 

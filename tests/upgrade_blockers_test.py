@@ -6,6 +6,8 @@ In-process, on sources written here: no TensorFlow, but for the test that
 follows a fix's advice on the TensorFlow installed (in a subprocess).
 """
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -17,6 +19,7 @@ import textwrap
 from absl.testing import absltest
 
 from contrib_mp_upgrade import blockers
+from contrib_mp_upgrade import cli
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,6 +77,29 @@ class OptimizerV2SubclassTest(absltest.TestCase):
         self.assertEqual((2,), blocker.lines)
         self.assertIn("tf.keras.optimizers.legacy.X", blocker.fix)
         self.assertIn("update_step", blocker.fix)
+
+  def test_report_counts_it_as_needing_keras_2(self):
+    # The command's report, as a user reads it: the "Keras 2" section names
+    # the class's line, so the file is not left without a way to run.
+    tmp = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
+    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    with open(os.path.join(tmp, "optimization.py"), "w") as f:
+      f.write("import tensorflow as tf\n"
+              "class AdamWeightDecay(tf.keras.optimizers.Adam):\n" +
+              self._BODY)
+    report = os.path.join(tmp, "report.txt")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+      status = cli.main(["--intree", tmp, "--inplace", "--reportfile",
+                         report])
+    self.assertEqual(status, 0, err.getvalue())
+    with open(report) as f:
+      text = f.read()
+    self.assertIn("\nKeras 2\n", text)
+    section = text.split("\nKeras 2\n", 1)[1].split("\n\n", 1)[0]
+    self.assertIn("1 of 1 Python file uses Keras 2 API", section)
+    self.assertIn("  optimization.py\n    2: a subclass of a Keras optimizer "
+                  "that overrides OptimizerV2's hooks", section)
 
   def test_legacy_base_or_no_hook_is_not_flagged(self):
     for source in (
