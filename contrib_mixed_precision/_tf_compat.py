@@ -22,6 +22,7 @@ already reports them (its checkpoint test fails if TF changes this).
 """
 
 import collections
+import contextlib
 import sys
 import warnings
 
@@ -387,3 +388,89 @@ def create_keras_legacy_optimizer_weights(optimizer, var_list) -> None:
   """
   with tf.init_scope():
     optimizer._create_all_weights(var_list)  # pylint: disable=protected-access
+
+
+def v1_optimizer_tensor(opt, name: str):
+  """A `tf.compat.v1.train` optimizer's hyperparameter tensor `name`.
+
+  `name` is the hyperparameter as its constructor spells it
+  (`"learning_rate"`, `"l1_regularization_strength"`,
+  `"l2_regularization_strength"`); the tensor is what `_prepare()` made
+  of it, in the graph where `apply_gradients` runs.
+
+  Why private: the dense kernels read `_<name>_tensor` (set by
+  `_prepare()`), and the exact update by rows (`sparse_rows.py`) must
+  read the very same tensor; `get_config` has no v1 equivalent.
+
+  Args:
+    opt: A `tf.compat.v1.train.Optimizer` whose `_prepare()` has run.
+    name: The hyperparameter's constructor argument name.
+
+  Returns:
+    The tensor (before `_prepare()` it is None, or absent).
+
+  Raises:
+    AttributeError: `opt` has no such tensor (TF moved it, `opt` has no
+      hyperparameter `name`, or `_prepare()` has not run).
+  """
+  attribute = "_{}_tensor".format(name)
+  if not hasattr(opt, attribute):
+    raise AttributeError(
+        "{} has no `{}` (the tensor of its `{}`): TensorFlow {} may have "
+        "moved it. Instead, pass an optimizer with a `{}` argument, or "
+        "report this.".format(type(opt).__name__, attribute, name,
+                              tf.__version__, name))
+  return getattr(opt, attribute)
+
+
+def v1_optimizer_use_locking(opt) -> bool:
+  """A `tf.compat.v1.train` optimizer's `use_locking` constructor argument.
+
+  Why private: v1 optimizers keep it only as `_use_locking`, and the exact
+  update by rows (`sparse_rows.py`) locks its scatters as the dense kernel
+  it replaces would.
+  """
+  return opt._use_locking  # pylint: disable=protected-access
+
+
+# The per-variable dense updates of a `tf.compat.v1.train.Optimizer`: of a
+# resource variable, and of a ref variable.
+V1_DENSE_APPLY_METHODS = ("_resource_apply_dense", "_apply_dense")
+
+_MISSING = object()
+
+
+@contextlib.contextmanager
+def patched_dense_apply(opt, make_replacement):
+  """While entered, `opt`'s per-variable dense updates are replaced.
+
+  For each method in `V1_DENSE_APPLY_METHODS`, `make_replacement(original)`
+  gives the function `opt` calls instead (with the original's arguments,
+  `grad, var`); `original` is the bound method it replaces. On exit the
+  instance is as it was, including when it had its own attribute.
+
+  Why private: `apply_gradients` has no public hook for the update of one
+  variable; `_resource_apply_dense` and `_apply_dense` are the methods its
+  per-variable processors call (TF 2.15 to 2.21). The caller holds any
+  lock needed against other threads applying through `opt`.
+
+  Args:
+    opt: A `tf.compat.v1.train.Optimizer`.
+    make_replacement: `original -> replacement`, called once per method.
+
+  Yields:
+    None.
+  """
+  before = {}
+  for method in V1_DENSE_APPLY_METHODS:
+    replacement = make_replacement(getattr(opt, method))
+    before[method] = opt.__dict__.get(method, _MISSING)
+    setattr(opt, method, replacement)
+  try:
+    yield
+  finally:
+    for method, value in before.items():
+      if value is _MISSING:
+        delattr(opt, method)
+      else:
+        setattr(opt, method, value)

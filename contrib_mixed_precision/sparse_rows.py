@@ -280,13 +280,12 @@ def _padded_rsqrt(x):
 
 def _gradient_descent(opt, var, form, dtype):
   """`var -= grad * lr`: `ApplyGradientDescent`'s formula, by rows."""
-  # pylint: disable-next=protected-access
-  lr = tf.cast(opt._learning_rate_tensor, dtype)
+  lr = tf.cast(_tf_compat.v1_optimizer_tensor(opt, "learning_rate"), dtype)
   if not _zero_gradient_is_a_no_op(_static_rate(lr, dtype)):
     return _DENSE
   # `var - x` in the scatter, as in the dense kernel.
   return _scatter(var, form.ids, form.rows * lr, "sub",
-                  opt._use_locking)  # pylint: disable=protected-access
+                  _tf_compat.v1_optimizer_use_locking(opt))
 
 
 def _adagrad(opt, var, form, dtype):
@@ -299,8 +298,7 @@ def _adagrad(opt, var, form, dtype):
   """
   if var.shape.num_elements() % _PACKET_MULTIPLE:
     return _DENSE
-  # pylint: disable-next=protected-access
-  lr = tf.cast(opt._learning_rate_tensor, dtype)
+  lr = tf.cast(_tf_compat.v1_optimizer_tensor(opt, "learning_rate"), dtype)
   if not _zero_gradient_is_a_no_op(_static_rate(lr, dtype)):
     return _DENSE
   accum = opt.get_slot(var, "accumulator")
@@ -309,7 +307,7 @@ def _adagrad(opt, var, form, dtype):
   grad = form.rows
   new_accum = _gather(accum, form.ids) + tf.square(grad)
   new_var = _gather(var, form.ids) - grad * lr * _padded_rsqrt(new_accum)
-  locking = opt._use_locking  # pylint: disable=protected-access
+  locking = _tf_compat.v1_optimizer_use_locking(opt)
   return tf.group(_scatter(accum, form.ids, new_accum, "update", locking),
                   _scatter(var, form.ids, new_var, "update", locking))
 
@@ -320,23 +318,29 @@ def _static_zero(tensor) -> bool:
   return value is not None and np.shape(value) == () and value == 0
 
 
+def _proximal_rates(opt):
+  """A proximal optimizer's learning rate, l1 and l2 tensors (`_prepare`'s)."""
+  return tuple(_tf_compat.v1_optimizer_tensor(opt, name) for name in (
+      "learning_rate", "l1_regularization_strength",
+      "l2_regularization_strength"))
+
+
 def _proximal_gradient_descent(opt, var, form, dtype):
   """`ApplyProximalGradientDescent`'s formula, by rows, without l1 or l2.
 
   `var = (var - grad * lr) / (1 + l2 * lr)`: with l1 = l2 = 0 an untouched
   row is `(var - +0) / 1`, itself. Regularization moves every row.
   """
-  # pylint: disable=protected-access
-  lr = opt._learning_rate_tensor
-  l2 = opt._l2_regularization_strength_tensor
+  lr, l1, l2 = _proximal_rates(opt)
   if not (_zero_gradient_is_a_no_op(_static_rate(lr, dtype)) and
-          _static_zero(opt._l1_regularization_strength_tensor) and
-          _static_zero(l2) and lr.dtype.base_dtype == dtype):
+          _static_zero(l1) and _static_zero(l2) and
+          lr.dtype.base_dtype == dtype):
     return _DENSE
   grad = form.rows
   new_var = (_gather(var, form.ids) - grad * lr) / (
       tf.ones([], dtype) + l2 * lr)
-  return _scatter(var, form.ids, new_var, "update", opt._use_locking)
+  return _scatter(var, form.ids, new_var, "update",
+                  _tf_compat.v1_optimizer_use_locking(opt))
 
 
 def _proximal_adagrad(opt, var, form, dtype):
@@ -346,13 +350,11 @@ def _proximal_adagrad(opt, var, form, dtype):
   var = (var - grad * rate) / (1 + l2 * rate)`: an untouched row keeps
   both, as Adagrad's does (`_adagrad`).
   """
-  # pylint: disable=protected-access
-  lr = opt._learning_rate_tensor
-  l2 = opt._l2_regularization_strength_tensor
+  lr, l1, l2 = _proximal_rates(opt)
   if (var.shape.num_elements() % _PACKET_MULTIPLE or
       not (_zero_gradient_is_a_no_op(_static_rate(lr, dtype)) and
-           _static_zero(opt._l1_regularization_strength_tensor) and
-           _static_zero(l2) and lr.dtype.base_dtype == dtype)):
+           _static_zero(l1) and _static_zero(l2) and
+           lr.dtype.base_dtype == dtype)):
     return _DENSE
   accum = opt.get_slot(var, "accumulator")
   if accum is None:
@@ -362,7 +364,7 @@ def _proximal_adagrad(opt, var, form, dtype):
   rate = lr * _padded_rsqrt(new_accum)
   new_var = (_gather(var, form.ids) - grad * rate) / (
       tf.ones([], dtype) + l2 * rate)
-  locking = opt._use_locking
+  locking = _tf_compat.v1_optimizer_use_locking(opt)
   return tf.group(_scatter(accum, form.ids, new_accum, "update", locking),
                   _scatter(var, form.ids, new_var, "update", locking))
 
@@ -466,35 +468,25 @@ def exact_updates(opt, by_identity):
 _PATCHING = threading.RLock()
 
 
-@contextlib.contextmanager
 def _patched(opt, by_identity):
   """`exact_updates`' replacement of `opt`'s dense updates."""
-  patched = {}
-  for method in ("_resource_apply_dense", "_apply_dense"):
-    original = getattr(opt, method)
+
+  def replace(original):
 
     @_not_converted
-    def dense_or_rows(grad, var, *args, _original=original, **kwargs):
+    def dense_or_rows(grad, var, *args, **kwargs):
       entry = by_identity.get(id(grad))
       if entry is not None and entry[0] is grad and not args and not kwargs:
         op = _exact_update(opt, var, entry[1])
         if op is not _DENSE:
           return op  # Eagerly, None: it has run.
-      return _original(grad, var, *args, **kwargs)
+      return original(grad, var, *args, **kwargs)
 
-    patched[method] = opt.__dict__.get(method, _MISSING)
-    setattr(opt, method, dense_or_rows)
-  try:
-    yield
-  finally:
-    for method, before in patched.items():
-      if before is _MISSING:
-        delattr(opt, method)
-      else:
-        setattr(opt, method, before)
+    return dense_or_rows
+
+  return _tf_compat.patched_dense_apply(opt, replace)
 
 
-_MISSING = object()
 # What an exact update returns where it is not exact: the dense one runs.
 _DENSE = object()
 

@@ -9,6 +9,18 @@ import tensorflow as tf
 
 from contrib_mixed_precision import _tf_compat
 
+# The v1 optimizers `sparse_rows` updates by rows, with their other
+# hyperparameters.
+_V1_OPTIMIZERS = (
+    (tf.compat.v1.train.GradientDescentOptimizer, {}),
+    (tf.compat.v1.train.AdagradOptimizer, {"initial_accumulator_value": 0.5}),
+    (tf.compat.v1.train.ProximalGradientDescentOptimizer,
+     {"l1_regularization_strength": 0.125,
+      "l2_regularization_strength": 0.0625}),
+    (tf.compat.v1.train.ProximalAdagradOptimizer,
+     {"initial_accumulator_value": 0.5, "l1_regularization_strength": 0.125,
+      "l2_regularization_strength": 0.0625}),
+)
 
 class TfCompatTest(tf.test.TestCase):
 
@@ -227,6 +239,74 @@ class TfCompatTest(tf.test.TestCase):
       self.assertIsNotNone(opt.get_slot(var, "momentum"))
     self.assertNotEmpty(checked)  # Every environment has a Keras 2.
 
+
+  def test_v1_optimizer_tensor(self):
+    for make, extra in _V1_OPTIMIZERS:
+      with self.subTest(make.__name__), tf.Graph().as_default():
+        opt = make(0.25, **extra)
+        opt._prepare()  # pylint: disable=protected-access
+        # Every hyperparameter the constructor took, as the tensor
+        # `_prepare()` made of it.
+        expected = dict(extra, learning_rate=0.25)
+        expected.pop("initial_accumulator_value", None)
+        for name, value in expected.items():
+          tensor = _tf_compat.v1_optimizer_tensor(opt, name)
+          self.assertIsInstance(tensor, tf.Tensor, name)
+          self.assertEqual(value, tf.get_static_value(tensor), name)
+        with self.assertRaisesRegex(AttributeError, "`_momentum_tensor`"):
+          _tf_compat.v1_optimizer_tensor(opt, "momentum")
+
+  def test_v1_optimizer_use_locking(self):
+    for make, extra in _V1_OPTIMIZERS:
+      for locking in (False, True):
+        with self.subTest((make.__name__, locking)):
+          opt = make(0.25, use_locking=locking, **extra)
+          self.assertIs(locking, _tf_compat.v1_optimizer_use_locking(opt))
+
+  def test_v1_dense_apply_methods(self):
+    for make, _ in _V1_OPTIMIZERS:
+      for method in _tf_compat.V1_DENSE_APPLY_METHODS:
+        with self.subTest((make.__name__, method)):
+          self.assertTrue(callable(getattr(make, method, None)))
+          # The optimizer's own update, not the base class's
+          # NotImplementedError.
+          self.assertIsNot(getattr(tf.compat.v1.train.Optimizer, method),
+                           getattr(make, method))
+
+  def test_patched_dense_apply(self):
+    for make, extra in _V1_OPTIMIZERS:
+      for use_resource in (True, False):
+        with self.subTest((make.__name__, use_resource)), \
+            tf.Graph().as_default():
+          var = tf.compat.v1.get_variable(
+              "v", initializer=[1.0, 2.0], use_resource=use_resource)
+          opt = make(0.25, **extra)
+          calls = []
+
+          def replace(original, calls=calls):
+            def recorded(grad, v):
+              calls.append(original.__name__)
+              return original(grad, v)
+            return recorded
+
+          with _tf_compat.patched_dense_apply(opt, replace):
+            opt.apply_gradients([(tf.constant([0.5, 0.5]), var)])
+          # `apply_gradients` called the replacement of the method for
+          # this kind of variable, once, and the instance is as before.
+          expected = ("_resource_apply_dense" if use_resource
+                      else "_apply_dense")
+          self.assertEqual([expected], calls)
+          for method in _tf_compat.V1_DENSE_APPLY_METHODS:
+            self.assertNotIn(method, vars(opt))
+
+  def test_patched_dense_apply_restores_instance_attributes(self):
+    opt = tf.compat.v1.train.GradientDescentOptimizer(0.25)
+    own = opt._apply_dense = lambda grad, var: None  # pylint: disable=protected-access
+    with _tf_compat.patched_dense_apply(opt, lambda original: "replaced"):
+      for method in _tf_compat.V1_DENSE_APPLY_METHODS:
+        self.assertEqual("replaced", getattr(opt, method))
+    self.assertIs(own, vars(opt)["_apply_dense"])
+    self.assertNotIn("_resource_apply_dense", vars(opt))
 
 if __name__ == "__main__":
   tf.test.main()
