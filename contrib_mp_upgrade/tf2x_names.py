@@ -997,6 +997,10 @@ FIX_COMPILE = (
     "skipped_steps_advance_iterations=True)` to `compile`")
 STOP_COMPILE = ("a `compile` under a `mixed_float16` policy whose optimizer "
                 "this command cannot wrap ({})")
+NOTE_GLOBAL_LOSS_SCALE = (
+    "the global policy's `loss_scale` became \"dynamic\", what TF 2.1-2.3's "
+    "`mixed_float16` policy held when set by name or without `loss_scale=`; "
+    "if the tree sets a Policy with its own `loss_scale=`, write that here")
 STOP_POLICY_READ = ("`{}` of a Policy, which no Keras has today (it raises "
                     "AttributeError)")
 FIX_POLICY_LOSS_SCALE = (
@@ -1300,9 +1304,73 @@ def _policy_reads(analysis, the_plan, found) -> None:
       the_plan.replace[node] = text
       found.noted[node] = "Policy.should_cast_variables"
       continue
+    scale = (_policy_loss_scale(analysis, base)
+             if attr == "loss_scale" and _given_to_lso(analysis, node)
+             else None)
+    if scale is not None:
+      # The optimizer is built before `compile`, where
+      # `model.optimizer.loss_scale` does not exist yet: write what the
+      # Policy held.
+      the_plan.replace[node] = scale
+      found.noted[node] = "Policy.loss_scale"
+      if _reads_global_policy(analysis, base):
+        found.notes.append((line, NOTE_GLOBAL_LOSS_SCALE))
+      continue
     found.stops.append((line, STOP_POLICY_READ.format(attr), (
         FIX_POLICY_LOSS_SCALE if attr == "loss_scale" else
         "compare `policy.variable_dtype != policy.compute_dtype`")))
+
+
+def _reads_global_policy(analysis, base) -> bool:
+  if isinstance(base, cst.Name):
+    base = _last_value(analysis, base)
+  return isinstance(base, cst.Call) and key(
+      analysis.path(base.func, raw=True)) in _GLOBAL_POLICY
+
+
+def _given_to_lso(analysis, node) -> bool:
+  """Whether `node` is the loss-scale argument of a LossScaleOptimizer."""
+  arg = analysis.parents.get(node)
+  call = analysis.parents.get(arg)
+  if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+    return False
+  if arg.keyword is not None:
+    if arg.keyword.value != "loss_scale":
+      return False
+  elif call.args.index(arg) != 1:
+    return False
+  path = (analysis.path(call.func, raw=True) or
+          analysis.imported_path(call.func) or
+          syntax.dotted(call.func) or "")
+  return path.endswith("LossScaleOptimizer")
+
+
+def _policy_loss_scale(analysis, base, depth=0) -> Optional[str]:
+  """The code of what `base.loss_scale` held in TF 2.1-2.3; None: unknown.
+
+  A `Policy('mixed_float16')` held its `loss_scale=`, else "dynamic"
+  (TF 2.1-2.3's default for that policy). `global_policy()` is taken as
+  the `mixed_float16` policy set by a string or a Policy without a
+  `loss_scale=`; the report notes the line.
+  """
+  if depth > 3:
+    return None
+  if isinstance(base, cst.Name):
+    value = _last_value(analysis, base)
+    return None if value is None else _policy_loss_scale(analysis, value,
+                                                         depth + 1)
+  if not isinstance(base, cst.Call):
+    return None
+  k = key(analysis.path(base.func, raw=True))
+  if k in _GLOBAL_POLICY:
+    return '"dynamic"'
+  if k not in _POLICY_CLASSES:
+    return None
+  named = _argument(base, 0, "name")
+  if named is None or syntax.string_value(named.value) != "mixed_float16":
+    return None
+  scale = _argument(base, 1, "loss_scale")
+  return '"dynamic"' if scale is None else syntax.code(scale.value)
 
 
 def _is_policy(analysis, base, depth=0) -> bool:

@@ -511,6 +511,32 @@ class CompileUnderPolicyTest(parameterized.TestCase):
     self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
     self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
 
+  def test_policy_loss_scale_given_to_a_loss_scale_optimizer(self):
+    # TF 2.1-2.3's `Policy('mixed_float16')` held "dynamic" unless given a
+    # `loss_scale=`; the optimizer is built before `compile`, so reading
+    # `model.optimizer.loss_scale` cannot stand in for it.
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        p1 = mp.Policy("mixed_float16")
+        p2 = mp.Policy("mixed_float16", loss_scale=128)
+        p3 = mp.global_policy()
+        a = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), p1.loss_scale)
+        b = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=p2.loss_scale)
+        c = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=p3.loss_scale)
+        d = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=a_policy.loss_scale)
+        """)
+    self.assertNotIn(".loss_scale)", text.replace("a_policy.loss_scale)", ""))
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [12])
+    self.assertIn("SGD(), \"dynamic\"", text)
+    self.assertIn("loss_scale=128", text)
+    self.assertEqual(text.count("\"dynamic\""), 2, text)
+    self.assertEqual([l for l, m in result.tf2x_notes
+                      if "global policy's `loss_scale`" in m], [10])
+
 def _run_command(*argv):
   out, err = io.StringIO(), io.StringIO()
   with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
