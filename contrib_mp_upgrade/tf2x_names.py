@@ -995,6 +995,14 @@ FIX_COMPILE = (
     "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
     "2 ** 15, increment_period=2000, multiplier=2.), "
     "skipped_steps_advance_iterations=True)` to `compile`")
+NOTE_COMPILE = (
+    "if you call `compile` under this policy (this module does not), pass it "
+    "the optimizer as `opt if isinstance(opt, tf.keras.mixed_precision."
+    "LossScaleOptimizer) else contrib_mixed_precision.KerasLossScaleOptimizer("
+    "opt, tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+    "2 ** 15, increment_period=2000, multiplier=2.), "
+    "skipped_steps_advance_iterations=True)` to keep Keras 2's loss scale "
+    "(Keras 3's own has no floor of 1)")
 STOP_COMPILE = ("a `compile` under a `mixed_float16` policy whose optimizer "
                 "this command cannot wrap ({})")
 NOTE_GLOBAL_LOSS_SCALE = (
@@ -1173,7 +1181,8 @@ def _compile_plan(analysis, the_plan, found, package_name) -> None:
   if not compiles:
     for s in sets:
       if not s.experimental:
-        found.lost.append((s.line, LOST_COMPILE, FIX_COMPILE))
+        # Nothing is lost unless a `compile` runs: said once, no blocker.
+        found.notes.append((s.line, NOTE_COMPILE))
       elif s.scale is None and (s.scale_site is None or s.mixed is None):
         # (A literal `Policy('mixed_float16')` is named at its own line.)
         found.lost.append((s.line, LOST_DEFAULT, FIX_DEFAULT))
