@@ -539,7 +539,8 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
     todo.append("apply the fixes for the {} of TF 2.0-2.8 behaviour that "
                 "\"Before you run it\" says could not be kept.".format(
                     _plural(lost, "use")))
-  blocked = sum(1 for e in python if not e.result.error and e.blockers)
+  blocked = sum(1 for e in python if not e.result.error and (
+      e.blockers or e.result.tf2x_stops))
   if blocked:
     todo.append("apply the fixes \"Before you run it\" names for the {} "
                 "that will not run on TensorFlow 2 as they are.".format(

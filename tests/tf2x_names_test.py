@@ -364,6 +364,10 @@ class Keras2NamesTest(parameterized.TestCase):
       before = text.split("Before you run it", 1)[1].split("\n\n", 1)[0]
       self.assertIn("0 of 1 Python file will run", before)
       self.assertIn("train.py:2: a Keras 2 `LossScaleOptimizer` call", before)
+      # "Left to do by hand" counts the NOT CONVERTED line it lists.
+      left = text.split("Left to do by hand:\n", 1)[1]
+      self.assertNotIn("nothing this command knows of", left)
+      self.assertIn("the 1 file that will not run", left)
       # `--check` names it too.
       findings, _ = check.check(trees=[tmp])
       self.assertEqual([(f.line, f.message.split(":")[0]) for f in findings],
