@@ -618,16 +618,19 @@ FIX_DEFAULT = (
     "Keras' `compile` now wraps a `mixed_float16` model's optimizer in its "
     "own LossScaleOptimizer (on Keras 3 without TF 2.0's floor of 1; with "
     "tf-keras, skipped steps advance `iterations`). To keep TF 2.0's, pass "
-    "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer)` to "
-    "`compile`")
+    "the optimizer `opt` to `compile` as `opt if isinstance(opt, "
+    "tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt)` (an optimizer "
+    "already wrapped, here or elsewhere, is left alone)")
 
 
 FIX_POLICY = (
-    "wrap the optimizer the model is compiled with in "
-    "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
-    "loss_scale)`, with the Policy's loss scale (each use below says "
-    "which). Without it, Keras' `compile` wraps a `mixed_float16` model's "
-    "optimizer in its own LossScaleOptimizer: dynamic, with TF 2.3+'s "
+    "pass the optimizer `opt` the model is compiled with as `opt if "
+    "isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt, loss_scale)`, "
+    "with the Policy's loss scale (each use below says which). Without "
+    "it, Keras' `compile` wraps a `mixed_float16` model's optimizer in its "
+    "own LossScaleOptimizer: dynamic, with TF 2.3+'s "
     "`iterations`, and on Keras 3 without TF 2.0's floor of 1")
 
 
@@ -654,15 +657,14 @@ def _policy(analysis, call, calls, found, name, line) -> None:
     found.lost.append((line, LOST_POLICY, FIX_POLICY))
     found.notes.append((line, (
         "`loss_scale=None` was dropped from `{}`: TF 2.x trained this model "
-        "without loss scaling; pass `contrib_mixed_precision."
-        "KerasLossScaleOptimizer(optimizer, 1)` (a fixed scale of 1, which "
-        "applies every step as TF 2.x did) to `compile`").format(name)))
+        "without loss scaling; in the `compile` fix, use `1` as "
+        "`loss_scale` (a fixed scale of 1, which applies every step as "
+        "TF 2.x did)").format(name)))
     return
   found.lost.append((line, LOST_POLICY, FIX_POLICY))
   found.notes.append((line, (
-      "`loss_scale={}` was dropped from `{}`: pass it on as "
-      "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, {})`"
-      ).format(value, name, value)))
+      "`loss_scale={}` was dropped from `{}`: in the `compile` fix, use "
+      "`{}` as `loss_scale`").format(value, name, value)))
 
 
 def _name_use(analysis, node, k, calls, found, package_name) -> None:
@@ -991,10 +993,13 @@ LOST_COMPILE = ("the loss scale Keras 2's `compile` gave a `mixed_float16` "
 FIX_COMPILE = (
     "Keras 3's `compile` wraps such a model's optimizer in its own "
     "LossScaleOptimizer, which has no floor of 1. To keep Keras 2's numbers, "
-    "pass `contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
+    "pass the optimizer `opt` to `compile` as `opt if isinstance(opt, "
+    "tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
     "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
     "2 ** 15, increment_period=2000, multiplier=2.), "
-    "skipped_steps_advance_iterations=True)` to `compile`")
+    "skipped_steps_advance_iterations=True)` (as Keras 2's `compile`, it "
+    "leaves an optimizer already wrapped, here or elsewhere, alone)")
 NOTE_COMPILE = (
     "if you call `compile` under this policy (this module does not), pass it "
     "the optimizer as `opt if isinstance(opt, tf.keras.mixed_precision."

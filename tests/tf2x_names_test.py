@@ -10,6 +10,9 @@ kept. tests/upgrade_tf2x_test.py runs the converted programs.
 import contextlib
 import io
 import os
+import re
+import subprocess
+import sys
 import tempfile
 import textwrap
 
@@ -176,8 +179,8 @@ class Tf2xNamesTest(parameterized.TestCase):
     self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
                      [(2, tf2x_names.LOST_POLICY)])
     notes = dict(result.tf2x_notes)
-    self.assertIn("KerasLossScaleOptimizer(optimizer, "
-                  "tf.train.experimental.FixedLossScale( 64))", notes[2])
+    self.assertIn("use `tf.train.experimental.FixedLossScale( 64)` as "
+                  "`loss_scale`", notes[2])
     self.assertIn("scales nothing today either", notes[5])
 
   def test_policy_loss_scale_is_not_lost_where_the_file_wraps(self):
@@ -552,6 +555,46 @@ class CompileUnderPolicyTest(parameterized.TestCase):
     self.assertEqual(text.count("\"dynamic\""), 2, text)
     self.assertEqual([l for l, m in result.tf2x_notes
                       if "global policy's `loss_scale`" in m], [10])
+
+_ADVICE_PROGRAM = """\
+import sys
+import tensorflow as tf
+import contrib_mixed_precision
+loss_scale = "dynamic"
+for expression in sys.argv[1:]:
+  wrapped = contrib_mixed_precision.KerasLossScaleOptimizer(
+      tf.keras.optimizers.SGD())
+  opt = optimizer = wrapped
+  if eval(expression) is not wrapped:  # pylint: disable=eval-used
+    raise SystemExit("wrapped twice: " + expression)
+  opt = optimizer = tf.keras.optimizers.SGD()
+  if not isinstance(eval(expression),  # pylint: disable=eval-used
+                    contrib_mixed_precision.KerasLossScaleOptimizer):
+    raise SystemExit("not wrapped: " + expression)
+"""
+
+
+class CompileAdviceTest(absltest.TestCase):
+  """What the report tells a person to pass to `compile`, run as written."""
+
+  def test_the_advice_never_wraps_a_loss_scale_optimizer_twice(self):
+    # Keras 2's `compile` wrapped only an optimizer that was not already a
+    # LossScaleOptimizer; the advice must do the same, since the tree may
+    # have converted that optimizer elsewhere.
+    expressions = []
+    for text in (tf2x_names.FIX_COMPILE, tf2x_names.FIX_DEFAULT,
+                 tf2x_names.FIX_POLICY):
+      found = [c for c in re.findall("`([^`]*)`", text)
+               if "KerasLossScaleOptimizer(" in c]
+      self.assertLen(found, 1, text)
+      expressions.append(found[0])
+    for legacy in ("0", "1"):
+      env = dict(os.environ, TF_USE_LEGACY_KERAS=legacy)
+      proc = subprocess.run(
+          [sys.executable, "-c", _ADVICE_PROGRAM] + expressions, env=env,
+          capture_output=True, text=True, timeout=300, check=False)
+      self.assertEqual(proc.returncode, 0, (legacy, proc.stderr[-3000:]))
+
 
 def _run_command(*argv):
   out, err = io.StringIO(), io.StringIO()

@@ -117,8 +117,8 @@ class Keras2TreesTest(tf.test.TestCase):
     found = re.search(
         r"NOT CONVERTED: a `compile` under a `mixed_float16` policy whose "
         r"optimizer this command cannot wrap \(it cannot see how `([^`]+)` "
-        r"was built\)\..*?pass `(contrib_mixed_precision\.KerasLossScale"
-        r"Optimizer\(optimizer, [^`]+\))` to `compile`", report)
+        r"was built\)\..*?pass the optimizer `opt` to `compile` as `(opt if "
+        r"isinstance\(opt, [^`]+\))`", report)
     if not found:
       raise AssertionError("The report names no compile fix:\n" + report)
     built, wrapper = found.groups()
@@ -127,8 +127,10 @@ class Keras2TreesTest(tf.test.TestCase):
     call = "optimizer={})".format(built)
     if source.count(call) != 1:
       raise AssertionError("{!r} is not in {}".format(call, path))
+    # `opt` is the optimizer `compile` was given, named where it is built.
     source = source.replace(call, "optimizer={})".format(
-        wrapper.replace("(optimizer,", "({},".format(built), 1)))
+        wrapper.replace("isinstance(opt,", "isinstance(opt := {},".format(
+            built), 1)))
     source = source.replace("import tensorflow as tf\n",
                             "import tensorflow as tf\n"
                             "import contrib_mixed_precision\n", 1)
