@@ -53,6 +53,11 @@ _METHODS = {
     "fit_generator": "`Model.fit_generator`: not in Keras 3 (AttributeError)",
     "evaluate_generator": ("`Model.evaluate_generator`: not in Keras 3 "
                            "(AttributeError)"),
+    "learning_rate": ("`optimizer.learning_rate(step)`: only TF 2.10 and "
+                      "earlier's optimizers (Keras 2's "
+                      "`tf.keras.optimizers.legacy.X`) hold the schedule "
+                      "there; Keras 3's and tf-keras 2.11+'s hold a value "
+                      "(TypeError)"),
     "predict_generator": ("`Model.predict_generator`: not in Keras 3 "
                           "(AttributeError)"),
 }
@@ -204,7 +209,8 @@ def find(source: bytes) -> List[Tuple[int, str]]:
   # model built elsewhere.
   if not any(marker in source for marker in (
       b"keras", b"Keras", b"add_metric", b"add_update", b"_generator",
-      b"def build", b"experimental_aggregate_gradients")):
+      b"def build", b"experimental_aggregate_gradients",
+      b"learning_rate(")):
     return []
   try:
     tree = ast.parse(source)

@@ -41,6 +41,8 @@ class Keras2Test(parameterized.TestCase):
        "experimental_aggregate_gradients=False)`"),
       ("decay", "opt = tf.keras.optimizers.SGD(0.1, decay=1e-4)\n",
        "`decay=`"),
+      ("learning_rate_call", "lr = opt.learning_rate(opt.iterations)\n",
+       "`optimizer.learning_rate(step)`"),
       ("layers_experimental",
        "n = tf.keras.layers.experimental.preprocessing.Normalization()\n",
        "`tf.keras.layers.experimental`"),
