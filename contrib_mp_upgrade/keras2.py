@@ -53,8 +53,27 @@ _METHODS = {
     "fit_generator": "`Model.fit_generator`: not in Keras 3 (AttributeError)",
     "evaluate_generator": ("`Model.evaluate_generator`: not in Keras 3 "
                            "(AttributeError)"),
+    "learning_rate": ("`optimizer.learning_rate(step)`: only TF 2.10 and "
+                      "earlier's optimizers (Keras 2's "
+                      "`tf.keras.optimizers.legacy.X`) hold the schedule "
+                      "there; Keras 3's and tf-keras 2.11+'s hold a value "
+                      "(TypeError)"),
     "predict_generator": ("`Model.predict_generator`: not in Keras 3 "
                           "(AttributeError)"),
+}
+# Keyword arguments only Keras 2 honours: `(keyword, value or None for any,
+# whose call it is, why)`.
+_ARGUMENT_WHY = {
+    "experimental_aggregate_gradients": (
+        False, None,
+        "`apply_gradients(..., experimental_aggregate_gradients=False)` "
+        "(the caller's own all-reduce): Keras 3's LossScaleOptimizer, and "
+        "KerasLossScaleOptimizer under Keras 3, raise NotImplementedError"),
+    "decay": (
+        None, "keras.optimizers.",
+        "`decay=` of a `tf.keras.optimizers.X`: Keras 3 warns and ignores "
+        "it (other numbers), tf-keras 2.11+ raises; under Keras 2 build "
+        "`tf.keras.optimizers.legacy.X` instead"),
 }
 # `TensorShape` attributes a Keras 2 layer's `build` read from its shape
 # argument; Keras 3 passes a tuple (AttributeError).
@@ -158,6 +177,24 @@ def _layer_builds(tree: ast.AST) -> List[Tuple[int, str]]:
   return found
 
 
+def _arguments(call: ast.Call, bindings: Bindings) -> List[Tuple[int, str]]:
+  """Keyword arguments of `call` that only Keras 2 honours."""
+  found = []
+  for keyword in call.keywords:
+    rule = _ARGUMENT_WHY.get(keyword.arg or "")
+    if rule is None:
+      continue
+    value, callee, why = rule
+    if value is not None and not (isinstance(keyword.value, ast.Constant)
+                                  and keyword.value.value is value):
+      continue
+    if callee is not None and not (_keras_path(
+        bindings.path(call.func) or "") or "").startswith(callee):
+      continue
+    found.append((call.lineno, why))
+  return found
+
+
 def find(source: bytes) -> List[Tuple[int, str]]:
   """The uses of Keras 2 API that Keras 3 refuses, in a Python source.
 
@@ -172,7 +209,8 @@ def find(source: bytes) -> List[Tuple[int, str]]:
   # model built elsewhere.
   if not any(marker in source for marker in (
       b"keras", b"Keras", b"add_metric", b"add_update", b"_generator",
-      b"def build")):
+      b"def build", b"experimental_aggregate_gradients",
+      b"learning_rate(")):
     return []
   try:
     tree = ast.parse(source)
@@ -195,6 +233,8 @@ def find(source: bytes) -> List[Tuple[int, str]]:
       why = _METHODS.get(node.func.attr)
       if why is not None:
         found.add((node.lineno, why))
+    if isinstance(node, ast.Call):
+      found.update(_arguments(node, bindings))
   found.update(_layer_builds(tree))
   # `tf.keras.optimizers.legacy.SGD` is one use, not one per attribute.
   by_line: Dict[int, List[str]] = {}

@@ -127,7 +127,7 @@ def render(plan: walk.Plan, source: str, destination: str,
   attention = [e for e in python
                if not e.result.changed and not e.result.error and
                (e.result.warnings or e.result.tf2x_lost or
-                e.result.tf2x_stops)]
+                e.result.tf2x_stops or e.result.tf2x_notes)]
   tf_changed = set(tf_summary.changed) if tf_summary else set()
   tf_issues: Dict[str, List[Tuple[int, str, str]]] = {}
   if tf_summary:
@@ -179,6 +179,8 @@ def render(plan: walk.Plan, source: str, destination: str,
       for line, what, fix in entry.result.tf2x_stops:
         out.append("{}: NOT CONVERTED: {}. Fix: {}.".format(
             entry.where(line), what, fix))
+      for line, message in entry.result.tf2x_notes:
+        out.append("{}: {}".format(entry.where(line), message))
     out.append("")
 
   others = [e for e in python
@@ -537,7 +539,8 @@ def _total(plan, changed, failed, tf_summary) -> List[str]:
     todo.append("apply the fixes for the {} of TF 2.0-2.8 behaviour that "
                 "\"Before you run it\" says could not be kept.".format(
                     _plural(lost, "use")))
-  blocked = sum(1 for e in python if not e.result.error and e.blockers)
+  blocked = sum(1 for e in python if not e.result.error and (
+      e.blockers or e.result.tf2x_stops))
   if blocked:
     todo.append("apply the fixes \"Before you run it\" names for the {} "
                 "that will not run on TensorFlow 2 as they are.".format(

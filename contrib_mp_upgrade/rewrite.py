@@ -173,7 +173,8 @@ class _Rewriter(cst.CSTTransformer):
     name = self.plan.replace.get(original_node)
     if name is None:
       return updated_node
-    return syntax.dotted_node(name) if "." in name else cst.Name(name)
+    return (cst.Name(name) if name.isidentifier() else
+            syntax.dotted_node(name))
 
   def leave_Attribute(self, original_node, updated_node):
     return self._leave_expression(original_node, updated_node)

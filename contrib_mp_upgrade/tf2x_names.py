@@ -618,16 +618,19 @@ FIX_DEFAULT = (
     "Keras' `compile` now wraps a `mixed_float16` model's optimizer in its "
     "own LossScaleOptimizer (on Keras 3 without TF 2.0's floor of 1; with "
     "tf-keras, skipped steps advance `iterations`). To keep TF 2.0's, pass "
-    "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer)` to "
-    "`compile`")
+    "the optimizer `opt` to `compile` as `opt if isinstance(opt, "
+    "tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt)` (an optimizer "
+    "already wrapped, here or elsewhere, is left alone)")
 
 
 FIX_POLICY = (
-    "wrap the optimizer the model is compiled with in "
-    "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
-    "loss_scale)`, with the Policy's loss scale (each use below says "
-    "which). Without it, Keras' `compile` wraps a `mixed_float16` model's "
-    "optimizer in its own LossScaleOptimizer: dynamic, with TF 2.3+'s "
+    "pass the optimizer `opt` the model is compiled with as `opt if "
+    "isinstance(opt, tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt, loss_scale)`, "
+    "with the Policy's loss scale (each use below says which). Without "
+    "it, Keras' `compile` wraps a `mixed_float16` model's optimizer in its "
+    "own LossScaleOptimizer: dynamic, with TF 2.3+'s "
     "`iterations`, and on Keras 3 without TF 2.0's floor of 1")
 
 
@@ -654,15 +657,14 @@ def _policy(analysis, call, calls, found, name, line) -> None:
     found.lost.append((line, LOST_POLICY, FIX_POLICY))
     found.notes.append((line, (
         "`loss_scale=None` was dropped from `{}`: TF 2.x trained this model "
-        "without loss scaling; pass `contrib_mixed_precision."
-        "KerasLossScaleOptimizer(optimizer, 1)` (a fixed scale of 1, which "
-        "applies every step as TF 2.x did) to `compile`").format(name)))
+        "without loss scaling; in the `compile` fix, use `1` as "
+        "`loss_scale` (a fixed scale of 1, which applies every step as "
+        "TF 2.x did)").format(name)))
     return
   found.lost.append((line, LOST_POLICY, FIX_POLICY))
   found.notes.append((line, (
-      "`loss_scale={}` was dropped from `{}`: pass it on as "
-      "`contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, {})`"
-      ).format(value, name, value)))
+      "`loss_scale={}` was dropped from `{}`: in the `compile` fix, use "
+      "`{}` as `loss_scale`").format(value, name, value)))
 
 
 def _name_use(analysis, node, k, calls, found, package_name) -> None:
@@ -991,12 +993,27 @@ LOST_COMPILE = ("the loss scale Keras 2's `compile` gave a `mixed_float16` "
 FIX_COMPILE = (
     "Keras 3's `compile` wraps such a model's optimizer in its own "
     "LossScaleOptimizer, which has no floor of 1. To keep Keras 2's numbers, "
-    "pass `contrib_mixed_precision.KerasLossScaleOptimizer(optimizer, "
+    "pass the optimizer `opt` to `compile` as `opt if isinstance(opt, "
+    "tf.keras.mixed_precision.LossScaleOptimizer) else "
+    "contrib_mixed_precision.KerasLossScaleOptimizer(opt, "
     "tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
     "2 ** 15, increment_period=2000, multiplier=2.), "
-    "skipped_steps_advance_iterations=True)` to `compile`")
+    "skipped_steps_advance_iterations=True)` (as Keras 2's `compile`, it "
+    "leaves an optimizer already wrapped, here or elsewhere, alone)")
+NOTE_COMPILE = (
+    "if you call `compile` under this policy (this module does not), pass it "
+    "the optimizer as `opt if isinstance(opt, tf.keras.mixed_precision."
+    "LossScaleOptimizer) else contrib_mixed_precision.KerasLossScaleOptimizer("
+    "opt, tf.compat.v1.mixed_precision.DynamicLossScale(initial_loss_scale="
+    "2 ** 15, increment_period=2000, multiplier=2.), "
+    "skipped_steps_advance_iterations=True)` to keep Keras 2's loss scale "
+    "(Keras 3's own has no floor of 1)")
 STOP_COMPILE = ("a `compile` under a `mixed_float16` policy whose optimizer "
                 "this command cannot wrap ({})")
+NOTE_GLOBAL_LOSS_SCALE = (
+    "the global policy's `loss_scale` became \"dynamic\", what TF 2.1-2.3's "
+    "`mixed_float16` policy held when set by name or without `loss_scale=`; "
+    "if the tree sets a Policy with its own `loss_scale=`, write that here")
 STOP_POLICY_READ = ("`{}` of a Policy, which no Keras has today (it raises "
                     "AttributeError)")
 FIX_POLICY_LOSS_SCALE = (
@@ -1169,7 +1186,8 @@ def _compile_plan(analysis, the_plan, found, package_name) -> None:
   if not compiles:
     for s in sets:
       if not s.experimental:
-        found.lost.append((s.line, LOST_COMPILE, FIX_COMPILE))
+        # Nothing is lost unless a `compile` runs: said once, no blocker.
+        found.notes.append((s.line, NOTE_COMPILE))
       elif s.scale is None and (s.scale_site is None or s.mixed is None):
         # (A literal `Policy('mixed_float16')` is named at its own line.)
         found.lost.append((s.line, LOST_DEFAULT, FIX_DEFAULT))
@@ -1300,9 +1318,73 @@ def _policy_reads(analysis, the_plan, found) -> None:
       the_plan.replace[node] = text
       found.noted[node] = "Policy.should_cast_variables"
       continue
+    scale = (_policy_loss_scale(analysis, base)
+             if attr == "loss_scale" and _given_to_lso(analysis, node)
+             else None)
+    if scale is not None:
+      # The optimizer is built before `compile`, where
+      # `model.optimizer.loss_scale` does not exist yet: write what the
+      # Policy held.
+      the_plan.replace[node] = scale
+      found.noted[node] = "Policy.loss_scale"
+      if _reads_global_policy(analysis, base):
+        found.notes.append((line, NOTE_GLOBAL_LOSS_SCALE))
+      continue
     found.stops.append((line, STOP_POLICY_READ.format(attr), (
         FIX_POLICY_LOSS_SCALE if attr == "loss_scale" else
         "compare `policy.variable_dtype != policy.compute_dtype`")))
+
+
+def _reads_global_policy(analysis, base) -> bool:
+  if isinstance(base, cst.Name):
+    base = _last_value(analysis, base)
+  return isinstance(base, cst.Call) and key(
+      analysis.path(base.func, raw=True)) in _GLOBAL_POLICY
+
+
+def _given_to_lso(analysis, node) -> bool:
+  """Whether `node` is the loss-scale argument of a LossScaleOptimizer."""
+  arg = analysis.parents.get(node)
+  call = analysis.parents.get(arg)
+  if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+    return False
+  if arg.keyword is not None:
+    if arg.keyword.value != "loss_scale":
+      return False
+  elif call.args.index(arg) != 1:
+    return False
+  path = (analysis.path(call.func, raw=True) or
+          analysis.imported_path(call.func) or
+          syntax.dotted(call.func) or "")
+  return path.endswith("LossScaleOptimizer")
+
+
+def _policy_loss_scale(analysis, base, depth=0) -> Optional[str]:
+  """The code of what `base.loss_scale` held in TF 2.1-2.3; None: unknown.
+
+  A `Policy('mixed_float16')` held its `loss_scale=`, else "dynamic"
+  (TF 2.1-2.3's default for that policy). `global_policy()` is taken as
+  the `mixed_float16` policy set by a string or a Policy without a
+  `loss_scale=`; the report notes the line.
+  """
+  if depth > 3:
+    return None
+  if isinstance(base, cst.Name):
+    value = _last_value(analysis, base)
+    return None if value is None else _policy_loss_scale(analysis, value,
+                                                         depth + 1)
+  if not isinstance(base, cst.Call):
+    return None
+  k = key(analysis.path(base.func, raw=True))
+  if k in _GLOBAL_POLICY:
+    return '"dynamic"'
+  if k not in _POLICY_CLASSES:
+    return None
+  named = _argument(base, 0, "name")
+  if named is None or syntax.string_value(named.value) != "mixed_float16":
+    return None
+  scale = _argument(base, 1, "loss_scale")
+  return '"dynamic"' if scale is None else syntax.code(scale.value)
 
 
 def _is_policy(analysis, base, depth=0) -> bool:

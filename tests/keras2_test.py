@@ -36,6 +36,13 @@ class Keras2Test(parameterized.TestCase):
        "`keras.engine`"),
       ("learning_phase", "tf.keras.backend.set_learning_phase(1)\n",
        "`tf.keras.backend.set_learning_phase`"),
+      ("aggregate_gradients",
+       "opt.apply_gradients(pairs, experimental_aggregate_gradients=False)\n",
+       "experimental_aggregate_gradients=False)`"),
+      ("decay", "opt = tf.keras.optimizers.SGD(0.1, decay=1e-4)\n",
+       "`decay=`"),
+      ("learning_rate_call", "lr = opt.learning_rate(opt.iterations)\n",
+       "`optimizer.learning_rate(step)`"),
       ("layers_experimental",
        "n = tf.keras.layers.experimental.preprocessing.Normalization()\n",
        "`tf.keras.layers.experimental`"),
@@ -45,6 +52,14 @@ class Keras2Test(parameterized.TestCase):
     self.assertLen(found, 1, found)
     self.assertEqual(found[0][0], 2)
     self.assertIn(why, found[0][1])
+
+  def test_keras_3_arguments_need_nothing(self):
+    self.assertEqual(keras2.find(_source("""\
+        import tensorflow as tf
+        opt = tf.keras.optimizers.SGD(0.1, weight_decay=1e-4)
+        opt.apply_gradients(pairs, experimental_aggregate_gradients=True)
+        schedule = tf.keras.optimizers.schedules.ExponentialDecay(1., 10, .5)
+        """)), [])
 
   def test_a_build_that_reads_a_tensor_shape(self):
     found = keras2.find(_source("""\

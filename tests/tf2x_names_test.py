@@ -10,6 +10,9 @@ kept. tests/upgrade_tf2x_test.py runs the converted programs.
 import contextlib
 import io
 import os
+import re
+import subprocess
+import sys
 import tempfile
 import textwrap
 
@@ -176,8 +179,8 @@ class Tf2xNamesTest(parameterized.TestCase):
     self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
                      [(2, tf2x_names.LOST_POLICY)])
     notes = dict(result.tf2x_notes)
-    self.assertIn("KerasLossScaleOptimizer(optimizer, "
-                  "tf.train.experimental.FixedLossScale( 64))", notes[2])
+    self.assertIn("use `tf.train.experimental.FixedLossScale( 64)` as "
+                  "`loss_scale`", notes[2])
     self.assertIn("scales nothing today either", notes[5])
 
   def test_report_names_what_was_not_kept_under_its_file(self):
@@ -406,6 +409,10 @@ class Keras2NamesTest(parameterized.TestCase):
       before = text.split("Before you run it", 1)[1].split("\n\n", 1)[0]
       self.assertIn("0 of 1 Python file will run", before)
       self.assertIn("train.py:2: a Keras 2 `LossScaleOptimizer` call", before)
+      # "Left to do by hand" counts the NOT CONVERTED line it lists.
+      left = text.split("Left to do by hand:\n", 1)[1]
+      self.assertNotIn("nothing this command knows of", left)
+      self.assertIn("the 1 file that will not run", left)
       # `--check` names it too.
       findings, _ = check.check(trees=[tmp])
       self.assertEqual([(f.line, f.message.split(":")[0]) for f in findings],
@@ -463,13 +470,25 @@ class CompileUnderPolicyTest(parameterized.TestCase):
                      [(3, "a `compile` under a `mixed_float16` policy whose "
                           "optimizer this command cannot wrap")])
 
-  def test_a_policy_without_compile_in_the_module_is_not_kept(self):
-    _, result = _upgrade("""\
-        import tensorflow as tf
-        tf.keras.mixed_precision.set_global_policy("mixed_float16")
-        """)
-    self.assertEqual([(l, w) for l, w, _ in result.tf2x_lost],
-                     [(2, tf2x_names.LOST_COMPILE)])
+  def test_a_policy_without_compile_in_the_module_is_no_blocker(self):
+    # A tree that never calls `compile` lost nothing; one that calls it in
+    # another module is told once, as a note.
+    with tempfile.TemporaryDirectory() as tmp:
+      with open(os.path.join(tmp, "train.py"), "w") as f:
+        f.write("import tensorflow as tf\n"
+                "tf.keras.mixed_precision.set_global_policy("
+                "'mixed_float16')\n")
+      report = os.path.join(tmp, "report.txt")
+      status, _, _ = _run_command("--intree", tmp, "--inplace",
+                                  "--reportfile", report)
+      self.assertEqual(status, 0)
+      with open(report) as f:
+        text = f.read()
+    self.assertNotIn("NOT KEPT", text)
+    self.assertIn("train.py:2: if you call `compile` under this policy",
+                  text)
+    left = text.split("Left to do by hand:\n", 1)[1]
+    self.assertEqual(left, "  - nothing this command knows of.\n")
 
   def test_a_float32_policy_changes_nothing(self):
     source = ("import tensorflow as tf\n"
@@ -567,6 +586,72 @@ class CompileUnderPolicyTest(parameterized.TestCase):
                   text)
     self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
     self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
+
+  def test_policy_loss_scale_given_to_a_loss_scale_optimizer(self):
+    # TF 2.1-2.3's `Policy('mixed_float16')` held "dynamic" unless given a
+    # `loss_scale=`; the optimizer is built before `compile`, so reading
+    # `model.optimizer.loss_scale` cannot stand in for it.
+    text, result = _upgrade("""\
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        p1 = mp.Policy("mixed_float16")
+        p2 = mp.Policy("mixed_float16", loss_scale=128)
+        p3 = mp.global_policy()
+        a = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(), p1.loss_scale)
+        b = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=p2.loss_scale)
+        c = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=p3.loss_scale)
+        d = mp.LossScaleOptimizer(tf.keras.optimizers.SGD(),
+                                  loss_scale=a_policy.loss_scale)
+        """)
+    self.assertNotIn(".loss_scale)", text.replace("a_policy.loss_scale)", ""))
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [12])
+    self.assertIn("SGD(), \"dynamic\"", text)
+    self.assertIn("loss_scale=128", text)
+    self.assertEqual(text.count("\"dynamic\""), 2, text)
+    self.assertEqual([l for l, m in result.tf2x_notes
+                      if "global policy's `loss_scale`" in m], [10])
+
+_ADVICE_PROGRAM = """\
+import sys
+import tensorflow as tf
+import contrib_mixed_precision
+loss_scale = "dynamic"
+for expression in sys.argv[1:]:
+  wrapped = contrib_mixed_precision.KerasLossScaleOptimizer(
+      tf.keras.optimizers.SGD())
+  opt = optimizer = wrapped
+  if eval(expression) is not wrapped:  # pylint: disable=eval-used
+    raise SystemExit("wrapped twice: " + expression)
+  opt = optimizer = tf.keras.optimizers.SGD()
+  if not isinstance(eval(expression),  # pylint: disable=eval-used
+                    contrib_mixed_precision.KerasLossScaleOptimizer):
+    raise SystemExit("not wrapped: " + expression)
+"""
+
+
+class CompileAdviceTest(absltest.TestCase):
+  """What the report tells a person to pass to `compile`, run as written."""
+
+  def test_the_advice_never_wraps_a_loss_scale_optimizer_twice(self):
+    # Keras 2's `compile` wrapped only an optimizer that was not already a
+    # LossScaleOptimizer; the advice must do the same, since the tree may
+    # have converted that optimizer elsewhere.
+    expressions = []
+    for text in (tf2x_names.FIX_COMPILE, tf2x_names.FIX_DEFAULT,
+                 tf2x_names.FIX_POLICY):
+      found = [c for c in re.findall("`([^`]*)`", text)
+               if "KerasLossScaleOptimizer(" in c]
+      self.assertLen(found, 1, text)
+      expressions.append(found[0])
+    for legacy in ("0", "1"):
+      env = dict(os.environ, TF_USE_LEGACY_KERAS=legacy)
+      proc = subprocess.run(
+          [sys.executable, "-c", _ADVICE_PROGRAM] + expressions, env=env,
+          capture_output=True, text=True, timeout=300, check=False)
+      self.assertEqual(proc.returncode, 0, (legacy, proc.stderr[-3000:]))
+
 
 def _run_command(*argv):
   out, err = io.StringIO(), io.StringIO()
