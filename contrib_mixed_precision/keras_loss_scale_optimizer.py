@@ -755,7 +755,8 @@ class _Keras3(KerasLossScaleOptimizer):
     return self._current_scale()
 
   def apply_gradients(self, grads_and_vars, name=None,
-                      experimental_aggregate_gradients=True):
+                      experimental_aggregate_gradients=True, *,
+                      skip_gradients_aggregation=False):
     """Applies the gradients unless the policy skips the step.
 
     Whether it unscales them is decided by what the caller did in this
@@ -772,22 +773,30 @@ class _Keras3(KerasLossScaleOptimizer):
 
     TF 2.x code passes `name` (positionally, too: `apply_gradients(gv,
     name)`); Keras 3's own signature has no room for it, and it only named
-    a scope. Keras 3 always aggregates across replicas, so
-    `experimental_aggregate_gradients=False` (gradients the caller already
-    all-reduced) cannot be kept and is refused.
+    a scope. Keras 3 always aggregates across replicas, so under a
+    strategy of more than one replica `experimental_aggregate_gradients=
+    False` (TF 2.4-2.10) or `skip_gradients_aggregation=True` (Keras
+    2.11-2.15), gradients the caller already all-reduced, cannot be kept
+    and are refused; with one replica there is nothing to aggregate, and
+    they are taken, as Keras 2 took them.
 
     Raises:
-      NotImplementedError: For `experimental_aggregate_gradients=False`.
+      NotImplementedError: For `experimental_aggregate_gradients=False` or
+        `skip_gradients_aggregation=True` under more than one replica.
       ValueError: If it cannot tell whether the gradients are scaled (the
         last case above).
     """
     del name  # Only ever a name scope.
-    if not experimental_aggregate_gradients:
-      raise _validation.invalid(
-          NotImplementedError, "experimental_aggregate_gradients", "True",
-          experimental_aggregate_gradients,
-          "Keras 3 aggregates gradients across replicas itself: pass the "
-          "replicas' own gradients, not all-reduced ones.")
+    for argument, value, keeps in (
+        ("experimental_aggregate_gradients",
+         experimental_aggregate_gradients, True),
+        ("skip_gradients_aggregation", skip_gradients_aggregation, False)):
+      if (bool(value) != keeps and
+          tf.distribute.get_strategy().num_replicas_in_sync > 1):
+        raise _validation.invalid(
+            NotImplementedError, argument, str(keeps), value,
+            "Keras 3 aggregates gradients across replicas itself: pass the "
+            "replicas' own gradients, not all-reduced ones.")
     return super().apply_gradients(grads_and_vars)
 
   @property

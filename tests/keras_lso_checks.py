@@ -692,7 +692,7 @@ API_FORMS = ("default", "fixed", "floor")
 API_STYLES = ("eager", "function", "split_eager_apply", "split_functions",
               "accumulate", "retrace", "minimize_callable", "minimize_tape",
               "fit", "fit_eagerly", "train_step", "train_step_minimize",
-              "inspect_then_fit", "fit_then_split")
+              "inspect_then_fit", "fit_then_split", "skip_aggregation")
 
 
 def _keras2_env(keras_name):

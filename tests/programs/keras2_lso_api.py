@@ -124,6 +124,15 @@ def loop_eager(opt, w, data, record):
     record()
 
 
+def loop_skip_aggregation(opt, w, data, record):
+  # Keras 2.11+'s keyword, on one device (nothing to aggregate): TF
+  # 2.11-2.15 loops that all-reduce themselves pass it everywhere.
+  for x, y in data:
+    opt.apply_gradients(zip(scaled_grads(opt, w, x, y), [w]),
+                        skip_gradients_aggregation=True)
+    record()
+
+
 def loop_function(opt, w, data, record):
   @tf.function
   def step(x, y):
@@ -220,6 +229,7 @@ LOOPS = {
     "retrace": loop_retrace,
     "minimize_callable": loop_minimize_callable,
     "minimize_tape": loop_minimize_tape,
+    "skip_aggregation": loop_skip_aggregation,
 }
 
 
