@@ -934,6 +934,10 @@ def _keras2_lso(analysis, node, call, calls, found, package_name,
         "`dynamic=False` without `initial_scale`, or with "
         "`dynamic_growth_steps`, which Keras 2 refused too"), FIX_LSO))
     return
+  refused = _keras2_values_refused(args)
+  if refused:
+    found.stops.append((line, STOP_LSO.format(refused), FIX_LSO))
+    return
   index = {k: next(i for i, a in enumerate(call.args) if a is arg)
            for k, arg in args.items() if arg is not None}
   package = package_name(node) + KERAS_LSO[len(syntax.PACKAGE):]
@@ -958,6 +962,41 @@ def _keras2_lso(analysis, node, call, calls, found, package_name,
           "`DynamicLossScale` (floor of 1, multiplier 2)" if value else
           "`FixedLossScale` (which applies every step, as Keras 2's fixed "
           "scale did)"))))
+
+
+def _literal_number(arg):
+  """The number an argument is written as (`4`, `.5`, `-1`), or None."""
+  if arg is None:
+    return None
+  expr, sign = arg.value, 1
+  if (isinstance(expr, cst.UnaryOperation) and
+      isinstance(expr.operator, (cst.Minus, cst.Plus))):
+    sign = -1 if isinstance(expr.operator, cst.Minus) else 1
+    expr = expr.expression
+  if isinstance(expr, (cst.Integer, cst.Float)):
+    return sign * expr.evaluated_value
+  return None
+
+
+def _keras2_values_refused(args) -> str:
+  """Why TF's loss scales refuse values Keras 2 took; '' when they do not.
+
+  Keras 2 accepted any `initial_scale` and `dynamic_growth_steps`; TF's
+  `FixedLossScale` and `DynamicLossScale` refuse a scale below 1 and a
+  period below 1 when the program starts, so such a call is named, never
+  counted as "will run".
+  """
+  scale = _literal_number(args["initial_scale"])
+  growth = _literal_number(args["dynamic_growth_steps"])
+  if scale is not None and not scale >= 1:
+    return ("`initial_scale` {} is below 1, which Keras 2 took and TF's "
+            "loss scales refuse".format(syntax.code(args["initial_scale"]
+                                                    .value)))
+  if growth is not None and not growth >= 1:
+    return ("`dynamic_growth_steps` {} is below 1, which Keras 2 took and "
+            "TF's `DynamicLossScale` refuses".format(
+                syntax.code(args["dynamic_growth_steps"].value)))
+  return ""
 
 
 _KERAS2_ONLY = ("get_scaled_loss", "get_unscaled_gradients", "dynamic_counter")

@@ -312,20 +312,20 @@ class HostileKeras2ProgramsTest(tf.test.TestCase):
     shutil.rmtree(cls.tmp, ignore_errors=True)
     super().tearDownClass()
 
-  # Defect (converter/report, hostile round): Keras 2 took
-  # `dynamic=False, initial_scale=.5` and `dynamic_growth_steps=0` and
-  # trained; the converted calls (`FixedLossScale(.5)`, `DynamicLossScale(
-  # ..., increment_period=0, ...)`) raise ValueError on Keras 3, and the
-  # report counts both files as "will run" without naming the lines.
-  @unittest.expectedFailure
+  # Keras 2 took `dynamic=False, initial_scale=.5` and
+  # `dynamic_growth_steps=0` and trained; TF's loss scales refuse both
+  # (ValueError when the program starts). The command leaves such a call,
+  # names its line, and does not count its file as "will run".
   def test_values_keras2_took_are_named_when_the_conversion_refuses_them(self):
     self.assertEqual(self.reference["fixed_half"], [.5, .625, -2.75])
     self.assertEqual(self.reference["growth_zero"], [16., .625, -2.75])
-    for name in ("fixed_half", "growth_zero"):
+    for name, why in (("fixed_half", "`initial_scale` .5 is below 1"),
+                      ("growth_zero", "`dynamic_growth_steps` 0 is below 1")):
       with self.subTest(file=name):
+        # Left as Keras 2 wrote it, it stops on Keras 3, as named.
         self.assertIsInstance(self.converted[name], str)
-        self.assertIn("ValueError", self.converted[name])
         self.assertIn(name + ".py:", self.not_running)
+        self.assertIn(why, self.not_running)
 
 
 if __name__ == "__main__":
