@@ -140,9 +140,12 @@ class Pin:
     else:
       why = "no TensorFlow pin found (looked in {})".format(LOOKED_IN)
     return (
-        "Which TensorFlow the tree was written for: {}. The converted Keras "
-        "optimizers keep TF 2.0-2.2's rule, where skipped steps do not "
-        "advance `iterations`; if it ran on TF 2.3 to 2.8, pass "
+        "Which TensorFlow the tree was written for: {}. The converted TF "
+        "2.0-2.8 experimental Keras optimizers keep TF 2.0-2.2's rule, "
+        "where skipped steps do not advance `iterations` (TF 2.4-2.15's "
+        "Keras 2 `LossScaleOptimizer` calls advance `iterations` on them, "
+        "as every TF that had that class did); if it ran on TF 2.3 to 2.8, "
+        "pass "
         "`skipped_steps_advance_iterations=True` to each "
         "`KerasLossScaleOptimizer` the report lists, or pin TensorFlow "
         "(`tensorflow==2.4.*` in requirements.txt) and run this command "

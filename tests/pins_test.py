@@ -124,6 +124,10 @@ class PinTest(parameterized.TestCase):
     self.assertIn("no TensorFlow pin found (looked in requirements*.txt, "
                   "setup.py", pin.describe())
     self.assertIn("keep TF 2.0-2.2's rule", pin.describe())
+    # TF 2.4-2.15's Keras 2 class is converted with TF 2.3+'s rule whatever
+    # the pin: the header must not say otherwise (the report is a promise).
+    self.assertIn("TF 2.4-2.15's Keras 2 `LossScaleOptimizer` calls "
+                  "advance `iterations`", pin.describe())
 
   def test_an_unversioned_requirement_is_named(self):
     pin = self.find({"requirements.txt": "numpy\ntensorflow\n"})
