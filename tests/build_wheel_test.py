@@ -14,10 +14,12 @@ real script.
 """
 
 import os
+import runpy
 import shutil
 import subprocess
 import sys
 import tempfile
+import unittest
 import zipfile
 
 from absl.testing import absltest
@@ -57,12 +59,27 @@ def _untracked_tree(root, files):
       f.write("X = {}\n".format(i))
 
 
+def _in_a_chroot() -> bool:
+  """Whether this suite runs in one of the matrix's Debian chroots."""
+  name = os.environ.get("CMP_TEST_ENV")
+  if not name:
+    return False
+  matrix = runpy.run_path(os.path.join(_REPO, "scripts", "ci_matrix.py"))
+  env = {e.name: e for e in matrix["load"](_REPO).environments}.get(name)
+  return env is not None and bool(env.debian)
+
+
 class BuildWheelTest(absltest.TestCase):
 
   @classmethod
   def setUpClass(cls):
     super().setUpClass()
     if shutil.which("git") is None:
+      if _in_a_chroot():
+        # The full suites' Debian chroots have no git: their wheel is
+        # built on the host, where the host environments run this test.
+        raise unittest.SkipTest("git is not in this environment's Debian "
+                                "chroot; the wheel is built on the host")
       raise AssertionError("git is not installed; the test command's wheel "
                            "build needs it, and so does this test.")
     cls.tmp = tempfile.mkdtemp(prefix="build-wheel-test-")

@@ -508,6 +508,23 @@ def _become(request):
   sys.stdin = sys.__stdin__ = _stdio(0, False, sys.stdin)
   sys.stdout = sys.__stdout__ = _stdio(1, True, sys.stdout)
   sys.stderr = sys.__stderr__ = _stdio(2, True, sys.stderr)
+  filename = request["filename"]
+  path = filename
+  if filename != "<string>":
+    # Python 3.9+ prefixes a script's path with the working directory
+    # (`__file__`, tracebacks), without normalizing it;
+    # sys.argv[0] keeps it as given.
+    path = os.path.join(os.getcwd(), filename)
+  source = request["source"].encode("latin-1")
+  try:
+    code = compile(source, path, "exec", dont_inherit=True)
+  except (SyntaxError, ValueError):
+    # A program that does not compile: its message is the interpreter's
+    # own (Python 3.9's file tokenizer reports an unclosed bracket on the
+    # line after the one `compile` names), so a fresh one gives it.
+    argv = list(request["orig_argv"]) or [sys.executable] + sys.argv
+    os.execve(sys.executable, [sys.executable] + argv[1:],
+              dict(os.environ))
   out, err = request["import_output"]
   if out:
     sys.stdout.buffer.write(out.encode("latin-1"))
@@ -522,24 +539,16 @@ def _become(request):
     sys.modules["numpy"].random.seed()
   sys.modules.pop("forkserver", None)
   main = types.ModuleType("__main__")
-  filename = request["filename"]
   main.__dict__.update(__builtins__=builtins, __spec__=None,
                        __package__=None)
   if filename == "<string>":
     main.__loader__ = importlib.machinery.BuiltinImporter
   else:
-    # Python 3.9+ prefixes a script's path with the working directory
-    # (`__file__`, tracebacks), without normalizing it;
-    # sys.argv[0] keeps it as given.
-    filename = os.path.join(os.getcwd(), filename)
-    main.__file__ = filename
+    main.__file__ = path
     main.__cached__ = None
-    main.__loader__ = importlib.machinery.SourceFileLoader("__main__",
-                                                          filename)
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
   sys.modules["__main__"] = main
-  source = request["source"].encode("latin-1")
   try:
-    code = compile(source, filename, "exec", dont_inherit=True)
     exec(code, main.__dict__)  # pylint: disable=exec-used
   except SystemExit:
     raise

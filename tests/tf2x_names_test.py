@@ -8,6 +8,7 @@ kept. tests/upgrade_tf2x_test.py runs the converted programs.
 """
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -645,7 +646,10 @@ class CompileAdviceTest(absltest.TestCase):
                if "KerasLossScaleOptimizer(" in c]
       self.assertLen(found, 1, text)
       expressions.append(found[0])
-    for legacy in ("0", "1"):
+    # Keras 3 and tf-keras where tf-keras is installed (TF 2.16+); Keras 2
+    # alone on TF 2.15, whose default Keras it is.
+    kerases = ("0", "1") if importlib.util.find_spec("tf_keras") else ("0",)
+    for legacy in kerases:
       env = dict(os.environ, TF_USE_LEGACY_KERAS=legacy)
       proc = subprocess.run(
           [sys.executable, "-c", _ADVICE_PROGRAM] + expressions, env=env,

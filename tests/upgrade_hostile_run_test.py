@@ -945,9 +945,9 @@ class AloneBytesTest(parameterized.TestCase):
 
     class Recording(real):
 
-      def __init__(self, count, contrib_to_slim):
+      def __init__(self, count, *args):
         started.append(count)
-        super().__init__(count, contrib_to_slim)
+        super().__init__(count, *args)
 
     entry = types.SimpleNamespace(name="big.py", source=source, result=None,
                                   output=None)
