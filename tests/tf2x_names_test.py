@@ -636,6 +636,10 @@ class CompileAdviceTest(absltest.TestCase):
   """What the report tells a person to pass to `compile`, run as written."""
 
   def test_the_advice_never_wraps_a_loss_scale_optimizer_twice(self):
+    if os.environ.get("TEST_SRCDIR"):
+      # Under Bazel the child finds no installed package (this target
+      # depends on the command only); every pytest environment runs it.
+      self.skipTest("runs in the pytest environments, not under Bazel")
     # Keras 2's `compile` wrapped only an optimizer that was not already a
     # LossScaleOptimizer; the advice must do the same, since the tree may
     # have converted that optimizer elsewhere.
