@@ -45,6 +45,7 @@ and `disable_v2_behavior()`, a graph collection, an environment variable or
 a module one program adds never reaches the next.
 """
 
+import atexit
 import io
 import json
 import locale
@@ -62,11 +63,12 @@ import time
 import warnings
 
 # Environment variables read when Python or a library TensorFlow brings
-# loads; a server is started per distinct set of them.
+# loads (Keras 3 brings matplotlib: MPLCONFIGDIR); a server is started per
+# distinct set of them.
 _IMPORT_TIME_PREFIXES = (
     "PYTHON", "TF_", "TF2_", "KERAS", "CUDA", "NVIDIA", "XLA", "OMP_", "KMP_",
     "MKL", "OPENBLAS", "GOTO", "BLIS", "NPY_", "NUMPY", "ABSL", "LD_", "LC_",
-    "LANG", "GRPC", "PROTOCOL_BUFFERS")
+    "LANG", "GRPC", "PROTOCOL_BUFFERS", "MPL")
 # A program that writes the environment may do it before its
 # `import tensorflow`, which in a child has happened already.
 _WRITES_ENV = re.compile(
@@ -538,6 +540,11 @@ def _become(request):
   if "numpy" in sys.modules:
     sys.modules["numpy"].random.seed()
   sys.modules.pop("forkserver", None)
+  # What the import registered to remove at exit (matplotlib's temporary
+  # config directory, through Keras 3) is the server's, shared by every
+  # child: the server removes it when it exits, no child does. A fresh
+  # interpreter would have made and removed its own.
+  atexit.unregister(shutil.rmtree)
   main = types.ModuleType("__main__")
   main.__dict__.update(__builtins__=builtins, __spec__=None,
                        __package__=None)
@@ -576,7 +583,6 @@ def _main():
 if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
   _main()
 else:
-  import atexit  # pylint: disable=g-import-not-at-top
 
   def _at_exit():
     close_all()

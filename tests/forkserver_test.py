@@ -26,6 +26,9 @@ from absl.testing import parameterized
 import forkserver
 
 _ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+_IMPORT_MESSAGES = (b"absl::InitializeLog", b"oneDNN",
+                    b"mkdir -p failed for path",
+                    b"Matplotlib created a temporary cache directory")
 
 _LEAKER = textwrap.dedent("""\
     import json, os, sys, types
@@ -92,8 +95,12 @@ _PROCESS = textwrap.dedent("""\
 
 
 def _without_import_lines(stderr):
+  # What importing TensorFlow prints (a forked child gets the server's
+  # first, a fresh program that never imports it prints none): absl's and
+  # oneDNN's notes, and, where matplotlib's config directory cannot be
+  # written (Bazel's sandbox), the temporary one Keras 3's import made.
   return [l for l in stderr.splitlines()
-          if not (b"absl::InitializeLog" in l or b"oneDNN" in l)]
+          if not any(m in l for m in _IMPORT_MESSAGES)]
 
 
 class ForkServerTest(parameterized.TestCase):
@@ -220,6 +227,28 @@ class ForkServerTest(parameterized.TestCase):
     # carries a time and a thread id: left out.
     self.assertEqual(_without_import_lines(procs[0].stderr),
                      _without_import_lines(procs[1].stderr))
+
+  def test_what_the_import_made_outlives_every_child(self):
+    # Keras 3's import (through matplotlib) makes a temporary config
+    # directory where the configured one cannot be written, and registers
+    # its removal at exit. In the server that directory is the server's:
+    # the first child to exit must not remove it from under the others.
+    unwritable = self._write("not_a_directory", "")
+    env = dict(_ENV, MPLCONFIGDIR=unwritable)
+    script = self._write("uses_it.py", textwrap.dedent("""\
+        import os
+        import tensorflow as tf
+        import matplotlib
+        print(os.path.isdir(matplotlib.get_configdir()))
+        """))
+    for _ in range(3):
+      procs = [self._run(mode, [script], env=env)
+               for mode in ("fork", "fresh")]
+      for proc in procs:
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"True\n"),
+                         proc.stderr.decode())
+      self.assertEqual(_without_import_lines(procs[0].stderr), [])
+      self.assertEqual(_without_import_lines(procs[1].stderr), [])
 
   def test_a_program_that_sets_the_environment_runs_fresh(self):
     script = self._write("sets_env.py", "import os\n"
