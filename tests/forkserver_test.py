@@ -94,11 +94,22 @@ _PROCESS = textwrap.dedent("""\
     """)
 
 
+def setUpModule():
+  # Keras 3's import loads matplotlib, which warns (on every import) where
+  # its config directory cannot be written, as in Bazel's sandbox under a
+  # read-only HOME. The programs here get one that can be.
+  _ENV["MPLCONFIGDIR"] = tempfile.mkdtemp(prefix="forkserver-test-mpl-")
+
+
+def tearDownModule():
+  shutil.rmtree(_ENV.pop("MPLCONFIGDIR"), ignore_errors=True)
+
+
 def _without_import_lines(stderr):
   # What importing TensorFlow prints (a forked child gets the server's
   # first, a fresh program that never imports it prints none): absl's and
-  # oneDNN's notes, and, where matplotlib's config directory cannot be
-  # written (Bazel's sandbox), the temporary one Keras 3's import made.
+  # oneDNN's notes, and matplotlib's where its config directory cannot be
+  # written.
   return [l for l in stderr.splitlines()
           if not any(m in l for m in _IMPORT_MESSAGES)]
 
