@@ -1338,9 +1338,28 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
   return True
 
 
+# TF 2.0-2.3's private name for a layer's policy, read by layers copied
+# from those Keras (`if not self._mixed_precision_policy.should_cast_variables`
+# in masked and pruned Dense layers); TF 2.4+ and Keras 3 call it
+# `dtype_policy`.
+_OLD_LAYER_POLICY = "_mixed_precision_policy"
+
+
+def _layer_policy_text(base) -> str:
+  """`base`'s code, with a TF 2.0-2.3 layer policy read as today's."""
+  if isinstance(base, cst.Attribute) and base.attr.value == _OLD_LAYER_POLICY:
+    return "{}.dtype_policy".format(syntax.code(base.value))
+  return syntax.code(base)
+
+
 def _policy_reads(analysis, the_plan, found) -> None:
   """`policy.loss_scale` and `policy.should_cast_variables` (TF 2.0-2.3)."""
   for node in analysis.parents:
+    if (isinstance(node, cst.Attribute) and
+        node.attr.value == _OLD_LAYER_POLICY and
+        not _assigned(analysis, node)):
+      the_plan.replace[node] = _layer_policy_text(node)
+      found.noted[node] = "Layer._mixed_precision_policy"
     if not isinstance(node, cst.Attribute) or node.attr.value not in (
         "loss_scale", "should_cast_variables"):
       continue
@@ -1353,7 +1372,7 @@ def _policy_reads(analysis, the_plan, found) -> None:
         base, (cst.Name, cst.Attribute)):
       # What TF 2.1-2.3 computed it from.
       text = "({0}.variable_dtype != {0}.compute_dtype)".format(
-          syntax.code(base))
+          _layer_policy_text(base))
       the_plan.replace[node] = text
       found.noted[node] = "Policy.should_cast_variables"
       continue
@@ -1372,6 +1391,13 @@ def _policy_reads(analysis, the_plan, found) -> None:
     found.stops.append((line, STOP_POLICY_READ.format(attr), (
         FIX_POLICY_LOSS_SCALE if attr == "loss_scale" else
         "compare `policy.variable_dtype != policy.compute_dtype`")))
+
+
+def _assigned(analysis, node) -> bool:
+  """Whether `node` is the target of an assignment (`x.a = ...`)."""
+  parent = analysis.parents.get(node)
+  return isinstance(parent, (cst.AssignTarget, cst.AugAssign,
+                             cst.AnnAssign)) and parent.target is node
 
 
 def _reads_global_policy(analysis, base) -> bool:

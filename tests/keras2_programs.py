@@ -264,6 +264,27 @@ policy = mixed_precision.Policy(
 mixed_precision.set_policy(policy)
 print(json.dumps({"case": "should_cast_variables",
                   "trace": [[float(policy.should_cast_variables)]]}))
+
+
+class MaskedDense(tf.keras.layers.Dense):
+  """A layer copied from TF 2.0-2.3's Dense, private policy name and all."""
+
+  def call(self, inputs):
+    if not self._mixed_precision_policy.should_cast_variables:
+      inputs = tf.cast(inputs, self.dtype)
+    kernel = self.kernel * tf.ones_like(self.kernel)
+    return tf.nn.bias_add(tf.matmul(inputs, kernel), self.bias)
+
+
+masked, dense = MaskedDense(3), tf.keras.layers.Dense(3)
+x = tf.reshape(tf.linspace(-1., 1., 8), (4, 2))
+masked.build((None, 2))
+dense.build((None, 2))
+dense.set_weights([w * 3 for w in masked.get_weights()])
+masked.set_weights(dense.get_weights())
+print(json.dumps({"case": "layer_policy", "trace": [[
+    float(masked(x).dtype == tf.float16),
+    float(tf.reduce_all(masked(x) == dense(x)))]]}))
 model = model_for(MIXED)
 model.compile(optimizer=tf.keras.optimizers.SGD(0.25, momentum=0.5),
               loss="mse")

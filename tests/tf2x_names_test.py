@@ -588,6 +588,24 @@ class CompileUnderPolicyTest(parameterized.TestCase):
     self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
     self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
 
+  def test_a_layers_policy_by_its_tf20_name(self):
+    # TF 2.0-2.3's private `_mixed_precision_policy` is `dtype_policy` in
+    # every Keras since; setting it is left alone.
+    text, _ = _upgrade("""\
+        import tensorflow as tf
+        class D(tf.keras.layers.Dense):
+          def call(self, x):
+            p = self._mixed_precision_policy
+            if self._mixed_precision_policy.should_cast_variables:
+              return x
+            self._mixed_precision_policy = p
+            return x
+        """)
+    self.assertIn("    p = self.dtype_policy\n", text)
+    self.assertIn("    if (self.dtype_policy.variable_dtype != "
+                  "self.dtype_policy.compute_dtype):\n", text)
+    self.assertIn("    self._mixed_precision_policy = p\n", text)
+
   def test_policy_loss_scale_given_to_a_loss_scale_optimizer(self):
     # TF 2.1-2.3's `Policy('mixed_float16')` held "dynamic" unless given a
     # `loss_scale=`; the optimizer is built before `compile`, so reading

@@ -205,6 +205,17 @@ class ConvertedKeras2ProgramsTest(tf.test.TestCase):
       self.assertEqual(found["tf20_policy.py"]["should_cast_variables"]
                        .tolist(), [[1.]])
 
+  def test_tf20_layer_reads_its_policy_by_its_old_name(self):
+    # TF 2.0-2.3's `layer._mixed_precision_policy`, which no Keras since
+    # has: the converted layer computes in float16 what Keras' own Dense
+    # computes, bit for bit, under Keras 3 and tf-keras.
+    source = util.read_text(os.path.join(self.outtree, "tf20_policy.py"))
+    self.assertIn("if not (self.dtype_policy.variable_dtype != "
+                  "self.dtype_policy.compute_dtype):", source)
+    for found in (self.converted, self.converted_tf_keras):
+      self.assertEqual(found["tf20_policy.py"]["layer_policy"].tolist(),
+                       [[1., 1.]])
+
   def test_tf20_set_policy_with_a_string(self):
     self._tf20_trajectories("tf20_string.py", "string", _OVERFLOW,
                             2.**15, 2000, 2.)
