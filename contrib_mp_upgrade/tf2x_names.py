@@ -1053,6 +1053,11 @@ NOTE_GLOBAL_LOSS_SCALE = (
     "the global policy's `loss_scale` became \"dynamic\", what TF 2.1-2.3's "
     "`mixed_float16` policy held when set by name or without `loss_scale=`; "
     "if the tree sets a Policy with its own `loss_scale=`, write that here")
+NOTE_GLOBAL_LOSS_SCALE_IS_NONE = (
+    "whether the global policy had a loss scale became whether it is "
+    "`mixed_float16`, as TF 2.1-2.3 decided for a policy set by name or "
+    "without `loss_scale=`; if the tree sets a Policy with its own "
+    "`loss_scale=`, write that here")
 STOP_POLICY_READ = ("`{}` of a Policy, which no Keras has today (it raises "
                     "AttributeError)")
 FIX_POLICY_LOSS_SCALE = (
@@ -1376,6 +1381,19 @@ def _policy_reads(analysis, the_plan, found) -> None:
       the_plan.replace[node] = text
       found.noted[node] = "Policy.should_cast_variables"
       continue
+    compared = (_compared_with_none(analysis, node)
+                if attr == "loss_scale" else None)
+    if compared is not None and _default_loss_scale(analysis, base):
+      # TF 2.1-2.3 gave a Policy made without `loss_scale=` a loss scale
+      # exactly when it was `mixed_float16`.
+      comparison, is_none = compared
+      the_plan.replace[comparison] = '({}.name {} "mixed_float16")'.format(
+          syntax.code_raw(base.visit(_Renamed(the_plan.replace))),
+          "!=" if is_none else "==")
+      found.noted[comparison] = "Policy.loss_scale"
+      if _reads_global_policy(analysis, base):
+        found.notes.append((line, NOTE_GLOBAL_LOSS_SCALE_IS_NONE))
+      continue
     scale = (_policy_loss_scale(analysis, base)
              if attr == "loss_scale" and _given_to_lso(analysis, node)
              else None)
@@ -1391,6 +1409,35 @@ def _policy_reads(analysis, the_plan, found) -> None:
     found.stops.append((line, STOP_POLICY_READ.format(attr), (
         FIX_POLICY_LOSS_SCALE if attr == "loss_scale" else
         "compare `policy.variable_dtype != policy.compute_dtype`")))
+
+
+def _compared_with_none(analysis, node):
+  """`(comparison, True)` for `node is None`, False for `is not None`."""
+  parent = analysis.parents.get(node)
+  if (not isinstance(parent, cst.Comparison) or parent.left is not node or
+      len(parent.comparisons) != 1):
+    return None
+  target = parent.comparisons[0]
+  if not (isinstance(target.comparator, cst.Name) and
+          target.comparator.value == "None" and
+          isinstance(target.operator, (cst.Is, cst.IsNot))):
+    return None
+  return parent, isinstance(target.operator, cst.Is)
+
+
+def _default_loss_scale(analysis, base, depth=0) -> bool:
+  """Whether `base` is the global policy or a Policy without `loss_scale=`."""
+  if depth > 3:
+    return False
+  if isinstance(base, cst.Name):
+    value = _last_value(analysis, base)
+    return value is not None and _default_loss_scale(analysis, value,
+                                                     depth + 1)
+  if not isinstance(base, cst.Call):
+    return False
+  k = key(analysis.path(base.func, raw=True))
+  return k in _GLOBAL_POLICY or (
+      k in _POLICY_CLASSES and _argument(base, 1, "loss_scale") is None)
 
 
 def _assigned(analysis, node) -> bool:

@@ -12,6 +12,7 @@ import importlib.util
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -587,6 +588,42 @@ class CompileUnderPolicyTest(parameterized.TestCase):
                   text)
     self.assertEqual([l for l, _, _ in result.tf2x_stops], [4, 5])
     self.assertIn("`loss_scale` of a Policy", result.tf2x_stops[0][1])
+
+  def test_whether_a_policy_has_a_loss_scale(self):
+    # TF 2.1-2.3 gave a Policy made without `loss_scale=` (and the global
+    # policy, set by name) a loss scale exactly when it was
+    # `mixed_float16`; one given its own `loss_scale=` stays a stop.
+    source = """\
+        import sys
+        import tensorflow as tf
+        from tensorflow.keras.mixed_precision import experimental as mp
+        mp.set_policy(sys.argv[1])
+        policy = mp.global_policy()
+        a = policy.loss_scale is None
+        b = tf.keras.mixed_precision.experimental.Policy(
+            "float32").loss_scale is not None
+        c = mp.Policy("mixed_float16", loss_scale=128).loss_scale is None
+        print(a, b)
+        """
+    text, result = _upgrade(source)
+    self.assertIn('a = (policy.name != "mixed_float16")\n', text)
+    self.assertIn('b = (tf.keras.mixed_precision.Policy(\n'
+                  '    "float32").name == "mixed_float16")\n', text)
+    self.assertEqual([l for l, _, _ in result.tf2x_stops], [9])
+    self.assertIn("whether the global policy had a loss scale",
+                  " ".join(t for _, t in result.tf2x_notes))
+    # The converted test answers as TF 2.1-2.3's did, on today's Keras.
+    work = tempfile.mkdtemp()
+    self.addCleanup(shutil.rmtree, work, ignore_errors=True)
+    path = os.path.join(work, "reads.py")
+    with open(path, "w") as f:
+      f.write(text.replace("c = ", "# c = "))
+    for policy, want in (("mixed_float16", "False False"),
+                         ("float32", "True False")):
+      proc = subprocess.run([sys.executable, path, policy],
+                            capture_output=True, text=True, check=False)
+      self.assertEqual((proc.returncode, proc.stdout.strip()), (0, want),
+                       proc.stderr[-2000:])
 
   def test_a_layers_policy_by_its_tf20_name(self):
     # TF 2.0-2.3's private `_mixed_precision_policy` is `dtype_policy` in
