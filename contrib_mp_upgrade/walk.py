@@ -96,6 +96,12 @@ class Entry:
     return notebook_lib.describe(
         self.notebook, self.output if output else self.source, line)
 
+  def text(self, message: str) -> str:
+    """`message` with the `line N` it names said as `at` says it."""
+    if self.notebook is None:
+      return message
+    return notebook_lib.relabel(self.notebook, self.source, message)
+
   def where(self, line: int, output: bool = False) -> str:
     """`train.py:12`, or `nb.ipynb cell 3, line 2`."""
     if self.notebook is None:

@@ -332,6 +332,9 @@ class Tf20TreesTest(tf.test.TestCase):
                   "optimizers.SGD(0.125, momentum=0.5), loss='mse')` -> "
                   "`model.compile(optimizer=contrib_mixed_precision."
                   "KerasLossScaleOptimizer(", self.nb_report)
+    # The policy the note names is where the notebook's reader finds it.
+    self.assertIn("under the `mixed_float16` policy set at cell 3, line 1;",
+                  self.nb_report)
     inf, nan = float("inf"), float("nan")
     inputs = ([[.25, .5], [inf, .25], [.125, .25]] + [[nan, .25]] * 8
               + [[inf, .5]] * 9 + [[.25, .25], [.5, .25]])
