@@ -144,6 +144,18 @@ _REMOVED_INTERNAL_MODULES = {
     "tensorflow.python.training.gen_training_ops": _TRAINING_OPS_FIX,
 }
 
+# TensorFlow Addons imports Keras 2 as `keras` (`keras.src.engine`), which
+# TF 2.16+ has under no name: its import fails there with or without
+# tf-keras. Its last release, 0.23, is for TF 2.12-2.15.
+ADDONS = "tensorflow_addons (does not import on TF 2.16+)"
+ADDONS_FIX = (
+    "TensorFlow Addons ended with 0.23, for TensorFlow 2.12-2.15 (Python "
+    "3.9-3.11); on TensorFlow 2.16 and later `import tensorflow_addons` "
+    "fails (`No module named 'keras.src.engine'`), with or without tf-keras. "
+    "Run this file on TensorFlow 2.15 with tensorflow-addons==0.23.0, or "
+    "replace what it uses from Addons with code of your own or another "
+    "library")
+
 FLAGS = "tf.flags (removed in TF 2)"
 FLAGS_FIX = (
     "TensorFlow 2 has no `tf.flags` or `tf.app.flags` (the program stops at "
@@ -275,6 +287,7 @@ class _Scan:
     self.flags: List[int] = []
     self.optimizer_v2_subclasses: List[int] = []
     self.removed_internal: Dict[str, List[int]] = {}
+    self.addons: List[int] = []
     # `tf.summary.X` and `tf.contrib.tpu.X` written out, which
     # `--tf_upgrade_v2` renames (see tf_upgrade_v2_pass).
     self.summary_nodes: List[ast.Attribute] = []
@@ -348,6 +361,8 @@ class _Scan:
       self.flags.append(line)
     if v1 == "tensorflow.layers" or v1.startswith("tensorflow.layers."):
       self.layers.append(line)
+    if _under(module, ("tensorflow_addons",)):
+      self.addons.append(line)
     for removed in _REMOVED_INTERNAL_MODULES:
       if _under(v1, (removed,)):
         self.removed_internal.setdefault(removed, []).append(line)
@@ -479,7 +494,8 @@ def _quick_reject(source: bytes) -> bool:
       b"contrib", b"layers", b"Session", b"placeholder", b"summary",
       b"get_tensor_by_name", b"estimator", b"Estimator", b"flags",
       b"].value", b"loss_scale", b"_steps", b"_resource_apply",
-      b"_prepare_local", b"_create_slots", b"training_ops"))
+      b"_prepare_local", b"_create_slots", b"training_ops",
+      b"tensorflow_addons"))
 
 
 @dataclasses.dataclass
@@ -562,6 +578,9 @@ def find(source: bytes) -> List[Blocker]:
     found.append(Blocker(module + " (removed in TF 2.16)",
                          tuple(sorted(set(lines))),
                          _REMOVED_INTERNAL_MODULES[module]))
+  if scan.addons:
+    found.append(Blocker(ADDONS, tuple(sorted(set(scan.addons))),
+                         ADDONS_FIX))
   if scan.flags:
     early = _early_flag_reads(tree, scan)
     fix = FLAGS_FIX

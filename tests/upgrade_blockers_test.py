@@ -186,6 +186,59 @@ class V1ShapesSwitchTest(absltest.TestCase):
     self.assertEqual(proc.stdout.splitlines()[-1], "3")
 
 
+class AddonsTest(absltest.TestCase):
+  """TensorFlow Addons, which no TensorFlow after 2.15 imports.
+
+  An MRI reconstruction package's shared compile.py builds
+  `tfa.optimizers.RectifiedAdam`; the report counted it as running.
+  """
+
+  def test_every_import_spelling_is_a_blocker(self):
+    for source in (
+        "import tensorflow_addons as tfa\n",
+        "import tensorflow_addons.optimizers\n",
+        "from tensorflow_addons import optimizers\n",
+        "from tensorflow_addons.optimizers import RectifiedAdam\n",
+        "import importlib\n"
+        "tfa = importlib.import_module('tensorflow_addons')\n"):
+      with self.subTest(source=source):
+        found = {b.what: b for b in blockers.find(
+            ("import tensorflow as tf\n" + source).encode())}
+        self.assertIn(blockers.ADDONS, found)
+        self.assertEqual(found[blockers.ADDONS].lines,
+                         (1 + source.count("\n"),))
+        self.assertIn("tensorflow-addons==0.23.0", found[blockers.ADDONS].fix)
+
+  def test_other_names_are_not(self):
+    for source in ("import tensorflow_addons_extra\n", "tfa = 1\n",
+                   "# import tensorflow_addons\n",
+                   "from mylib import tensorflow_addons\n"):
+      with self.subTest(source=source):
+        self.assertNotIn(blockers.ADDONS, [b.what for b in blockers.find(
+            ("import tensorflow as tf\n" + source).encode())])
+
+  def test_the_report_does_not_count_it_as_running(self):
+    tmp = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
+    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+    with open(os.path.join(tmp, "compile.py"), "w") as f:
+      f.write("import tensorflow as tf\nimport tensorflow_addons as tfa\n"
+              "def make(model):\n"
+              "  model.compile(optimizer=tfa.optimizers.RectifiedAdam(),"
+              " loss='mse')\n")
+    report = os.path.join(tmp, "report.txt")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+      status = cli.main(["--intree", tmp, "--inplace", "--reportfile",
+                         report])
+    self.assertEqual(status, 0, err.getvalue())
+    with open(report) as f:
+      text = f.read()
+    before = text.split("Before you run it\n", 1)[1].split("\n\n", 1)[0]
+    self.assertIn("0 of 1 Python file will run", before)
+    self.assertIn("  - {}: 1 file, 1 use (first: compile.py)".format(
+        blockers.ADDONS), before)
+
+
 class RemovedInternalModuleTest(absltest.TestCase):
   """ELECTRA's `from tensorflow.python.training import training_ops`."""
 
