@@ -107,8 +107,10 @@ def _run_noxfile(cmp_envs=None, calls=(), probe=_PROBE, env=None):
     env = dict(os.environ, PYTHONPATH=tmp,
                CMP_CACHE_DIR=os.path.join(tmp, "cache"), **(env or {}))
     env.pop("CMP_ENVS", None)
-    # Set by noxfile.py for the run these tests are in.
-    for k in ("CMP_FUZZ_ROUNDS", "CMP_FUZZ_FILES", "CMP_FUZZ_SEED"):
+    # Set by noxfile.py, or by `run_tests.sh --quick`, for the run these
+    # tests are in.
+    for k in ("CMP_FUZZ_ROUNDS", "CMP_FUZZ_FILES", "CMP_FUZZ_SEED",
+              "CMP_QUICK"):
       env.pop(k, None)
     if cmp_envs is not None:
       env["CMP_ENVS"] = cmp_envs
