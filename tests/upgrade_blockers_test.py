@@ -24,6 +24,21 @@ from contrib_mp_upgrade import cli
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _report_of(test, name, source):
+  """The command's report on a tree of one file, `name`, run in-process."""
+  tmp = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
+  test.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+  with open(os.path.join(tmp, name), "w") as f:
+    f.write(source)
+  report = os.path.join(tmp, "report.txt")
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    status = cli.main(["--intree", tmp, "--inplace", "--reportfile", report])
+  test.assertEqual(status, 0, err.getvalue())
+  with open(report) as f:
+    return f.read()
+
+
 class OtherContribTest(absltest.TestCase):
 
   def _modules(self, source):
@@ -81,20 +96,10 @@ class OptimizerV2SubclassTest(absltest.TestCase):
   def test_report_counts_it_as_needing_keras_2(self):
     # The command's report, as a user reads it: the "Keras 2" section names
     # the class's line, so the file is not left without a way to run.
-    tmp = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
-    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-    with open(os.path.join(tmp, "optimization.py"), "w") as f:
-      f.write("import tensorflow as tf\n"
-              "class AdamWeightDecay(tf.keras.optimizers.Adam):\n" +
-              self._BODY)
-    report = os.path.join(tmp, "report.txt")
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-      status = cli.main(["--intree", tmp, "--inplace", "--reportfile",
-                         report])
-    self.assertEqual(status, 0, err.getvalue())
-    with open(report) as f:
-      text = f.read()
+    text = _report_of(self, "optimization.py",
+                      "import tensorflow as tf\n"
+                      "class AdamWeightDecay(tf.keras.optimizers.Adam):\n" +
+                      self._BODY)
     self.assertIn("\nKeras 2\n", text)
     section = text.split("\nKeras 2\n", 1)[1].split("\n\n", 1)[0]
     self.assertIn("1 of 1 Python file uses Keras 2 API", section)
@@ -218,21 +223,12 @@ class AddonsTest(absltest.TestCase):
             ("import tensorflow as tf\n" + source).encode())])
 
   def test_the_report_does_not_count_it_as_running(self):
-    tmp = tempfile.mkdtemp(prefix="upgrade_blockers_test_")
-    self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
-    with open(os.path.join(tmp, "compile.py"), "w") as f:
-      f.write("import tensorflow as tf\nimport tensorflow_addons as tfa\n"
-              "def make(model):\n"
-              "  model.compile(optimizer=tfa.optimizers.RectifiedAdam(),"
-              " loss='mse')\n")
-    report = os.path.join(tmp, "report.txt")
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-      status = cli.main(["--intree", tmp, "--inplace", "--reportfile",
-                         report])
-    self.assertEqual(status, 0, err.getvalue())
-    with open(report) as f:
-      text = f.read()
+    text = _report_of(self, "compile.py",
+                      "import tensorflow as tf\n"
+                      "import tensorflow_addons as tfa\n"
+                      "def make(model):\n"
+                      "  model.compile(optimizer=tfa.optimizers."
+                      "RectifiedAdam(), loss='mse')\n")
     before = text.split("Before you run it\n", 1)[1].split("\n\n", 1)[0]
     self.assertIn("0 of 1 Python file will run", before)
     self.assertIn("  - {}: 1 file, 1 use (first: compile.py)".format(
