@@ -1350,21 +1350,16 @@ def _wrap_compile(analysis, the_plan, found, package_name, call, policy,
 _OLD_LAYER_POLICY = "_mixed_precision_policy"
 
 
-def _layer_policy_text(base) -> str:
-  """`base`'s code, with a TF 2.0-2.3 layer policy read as today's."""
-  if isinstance(base, cst.Attribute) and base.attr.value == _OLD_LAYER_POLICY:
-    return "{}.dtype_policy".format(syntax.code(base.value))
-  return syntax.code(base)
-
-
 def _policy_reads(analysis, the_plan, found) -> None:
   """`policy.loss_scale` and `policy.should_cast_variables` (TF 2.0-2.3)."""
   for node in analysis.parents:
     if (isinstance(node, cst.Attribute) and
         node.attr.value == _OLD_LAYER_POLICY and
         not _assigned(analysis, node)):
-      the_plan.replace[node] = _layer_policy_text(node)
+      the_plan.replace[node] = "{}.dtype_policy".format(
+          syntax.code(node.value))
       found.noted[node] = "Layer._mixed_precision_policy"
+  for node in analysis.parents:
     if not isinstance(node, cst.Attribute) or node.attr.value not in (
         "loss_scale", "should_cast_variables"):
       continue
@@ -1377,7 +1372,7 @@ def _policy_reads(analysis, the_plan, found) -> None:
         base, (cst.Name, cst.Attribute)):
       # What TF 2.1-2.3 computed it from.
       text = "({0}.variable_dtype != {0}.compute_dtype)".format(
-          _layer_policy_text(base))
+          syntax.code(base.visit(_Renamed(the_plan.replace))))
       the_plan.replace[node] = text
       found.noted[node] = "Policy.should_cast_variables"
       continue
