@@ -183,8 +183,7 @@ def entry_findings(entry: walk.Entry, path: str) -> List[Finding]:
       if where is None:
         continue
       cell, line = where
-    found.append(Finding(path, cell, line, 1, "{}: {}".format(
-        entry.text(what), entry.text(fix))))
+    found.append(Finding(path, cell, line, 1, "{}: {}".format(what, fix)))
   for line, _, what in notebook.left if notebook is not None else ():
     cell, line = notebook_lib.locate(notebook, entry.source, line)
     found.append(Finding(path, cell, line, 1, (

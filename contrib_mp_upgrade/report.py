@@ -174,13 +174,13 @@ def render(plan: walk.Plan, source: str, destination: str,
       for line, message in entry.result.warnings:
         out.append("{}: WARNING: {}".format(entry.where(line), message))
       for line, what, fix in entry.result.tf2x_lost:
-        out.append("{}: NOT KEPT: {}. Fix: {}.".format(
-            entry.where(line), entry.text(what), entry.text(fix)))
+        out.append("{}: NOT KEPT: {}. Fix: {}.".format(entry.where(line),
+                                                      what, fix))
       for line, what, fix in entry.result.tf2x_stops:
         out.append("{}: NOT CONVERTED: {}. Fix: {}.".format(
-            entry.where(line), entry.text(what), entry.text(fix)))
+            entry.where(line), what, fix))
       for line, message in entry.result.tf2x_notes:
-        out.append("{}: {}".format(entry.where(line), entry.text(message)))
+        out.append("{}: {}".format(entry.where(line), message))
     out.append("")
 
   others = [e for e in python
@@ -237,13 +237,13 @@ def _file_block(entry: walk.Entry, tf_issues, tf_changed: bool,
     out.append("  {}: WARNING: {}".format(entry.at(line), message))
   # TF 2.0-2.8 names: what each became, and what could not be kept.
   for line, message in result.tf2x_notes:
-    out.append("  {}: {}".format(entry.at(line), entry.text(message)))
+    out.append("  {}: {}".format(entry.at(line), message))
   for line, what, fix in result.tf2x_lost:
-    out.append("  {}: NOT KEPT: {}. Fix: {}.".format(
-        entry.at(line), entry.text(what), entry.text(fix)))
+    out.append("  {}: NOT KEPT: {}. Fix: {}.".format(entry.at(line), what,
+                                                     fix))
   for line, what, fix in result.tf2x_stops:
-    out.append("  {}: NOT CONVERTED: {}. Fix: {}.".format(
-        entry.at(line), entry.text(what), entry.text(fix)))
+    out.append("  {}: NOT CONVERTED: {}. Fix: {}.".format(entry.at(line),
+                                                          what, fix))
   out.extend(_slim_left(result, entry))
   if result.other_contrib:
     out.append("  still uses other tf.contrib modules (not converted): " +
@@ -380,8 +380,7 @@ def _before_you_run(python: List[walk.Entry], tf_summary) -> List[str]:
 
 def _stops(python: List[walk.Entry]) -> List[str]:
   """Each TF 2.x Keras line left unconverted that stops its file."""
-  lines = ["  - {}: {}. Fix: {}.".format(entry.where(line), entry.text(what),
-                                        entry.text(fix))
+  lines = ["  - {}: {}. Fix: {}.".format(entry.where(line), what, fix)
            for entry in python for line, what, fix in entry.result.tf2x_stops]
   if not lines:
     return []

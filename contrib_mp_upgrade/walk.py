@@ -13,6 +13,7 @@ This module needs only the standard library (and libcst, via `rewrite`).
 
 import dataclasses
 import errno
+import functools
 import os
 import stat
 from typing import Callable, Iterator, List, Optional, Tuple
@@ -96,12 +97,6 @@ class Entry:
     return notebook_lib.describe(
         self.notebook, self.output if output else self.source, line)
 
-  def text(self, message: str) -> str:
-    """`message` with the `line N` it names said as `at` says it."""
-    if self.notebook is None:
-      return message
-    return notebook_lib.relabel(self.notebook, self.source, message)
-
   def where(self, line: int, output: bool = False) -> str:
     """`train.py:12`, or `nb.ipynb cell 3, line 2`."""
     if self.notebook is None:
@@ -168,6 +163,15 @@ def _settle_notebooks(entries: List[Entry]) -> None:
       entry.output = entry.source
     else:
       result.warnings = sorted(result.warnings + entry.notebook.warnings)
+      # A TF 2.x message that names another line ("the policy set at line
+      # 11") names it by cell, as the report names the line it is on.
+      text = functools.partial(notebook_lib.relabel, entry.notebook,
+                               entry.source)
+      result.tf2x_notes = [(l, text(m)) for l, m in result.tf2x_notes]
+      result.tf2x_lost = [(l, text(w), text(f))
+                          for l, w, f in result.tf2x_lost]
+      result.tf2x_stops = [(l, text(w), text(f))
+                           for l, w, f in result.tf2x_stops]
 
 
 def scan_file(infile: str, name: str, contrib_to_slim: bool = False,

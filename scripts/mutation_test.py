@@ -1009,15 +1009,16 @@ MUTANTS = (
            "\"will run\""),
     Mutant("UT18", _U_REPORT,
            "  for line, what, fix in result.tf2x_lost:\n"
-           "    out.append(\"  {}: NOT KEPT: {}. Fix: {}.\".format(\n"
-           "        entry.at(line), entry.text(what), entry.text(fix)))\n",
+           "    out.append(\"  {}: NOT KEPT: {}. Fix: {}.\".format("
+           "entry.at(line), what,\n"
+           "                                                     fix))\n",
            "",
            (_T_NAMES + "Tf2xNamesTest::test_report_names_what_was_not_"
             "kept_under_its_file",),
            "a converted file's NOT KEPT lines are lost from its block"),
     Mutant("UT19", _U_CHECK,
-           "    found.append(Finding(path, cell, line, 1, \"{}: {}\".format(\n"
-           "        entry.text(what), entry.text(fix))))",
+           "    found.append(Finding(path, cell, line, 1, \"{}: {}\".format("
+           "what, fix)))",
            "    pass",
            (_T_K2 + "test_report_never_says_a_stopped_file_will_run",),
            "`--check` says nothing of a Keras 2 line it could not convert"),
